@@ -1,0 +1,549 @@
+/* engine.c - the engine instance: configuration, pools, memory regions, the
+ * completion / event / control queues, receive dispatch by opcode and DestQP
+ * (D7), and the poll loop (timers, then control, then data round-robin).
+ * The protocol itself lives in req.c, resp.c and ep.c. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+void mrcp_engine_config_defaults(struct mrcp_engine_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->seed = 1;
+	c->max_qps = 256;
+	c->max_mrs = 1024;
+	c->max_peers = 64;
+	c->cq_size = 4096;
+	c->event_queue_size = 1024;
+	c->ctl_queue_size = 4096;
+	c->n_ports = 1;
+	for (int i = 0; i < MRCP_MAX_PORTS; i++)
+		c->port_bps[i] = 100000000000ull;
+	c->node_addr.family = 4;
+	c->mtu = 4096;
+	c->udp_port = MRCP_UDP_PORT_DEFAULT;
+	mrcp_dscp_map_defaults(&c->dscp);
+	c->trimming_fabric = false;
+	c->sack_every = 4;               /* D28 */
+	c->base_rtt_ns = 12000;          /* §6.4 */
+	c->timeout = 8;                  /* D32 */
+	c->linear_cnt = 7;
+	c->exp_cnt = 12;
+	c->mpr = 8;                      /* D25 */
+	c->max_wimm = 128;
+	c->sq_depth = 1024;
+	c->rq_depth = 1024;
+	c->ev.n_active = 128;            /* D41 */
+	c->ev.n_backup = 64;
+	memcpy(c->cc, "nscc", 5);        /* D52 */
+	c->place_payload = true;
+}
+
+static int config_check(const struct mrcp_engine_config *c)
+{
+	if (c->n_ports == 0 || c->n_ports > MRCP_MAX_PORTS)
+		return -EINVAL;
+	if (c->mtu != 1024 && c->mtu != 2048 && c->mtu != 4096)
+		return -EINVAL; /* D3 */
+	if (c->max_qps == 0 || c->max_qps > (1u << 16) || c->max_mrs == 0 || c->max_mrs > (1u << 24))
+		return -EINVAL;
+	if (c->max_peers == 0 || c->cq_size == 0 || c->event_queue_size == 0 || c->ctl_queue_size == 0)
+		return -EINVAL;
+	if (c->timeout > 24 || c->linear_cnt > 7 || c->exp_cnt > 25 || c->mpr == 0)
+		return -EINVAL; /* §4.5, §4.1 */
+	if (c->sack_every == 0 || c->sq_depth == 0 || c->rq_depth == 0 || c->max_wimm == 0)
+		return -EINVAL;
+	if (mrcp_dscp_map_check(&c->dscp) != 0)
+		return -EINVAL;
+	return 0;
+}
+
+static void engine_fire(void *ctx, struct mrcp_timer *t);
+
+int mrcp_engine_create(const struct mrcp_engine_config *c, struct mrcp_engine **out)
+{
+	struct mrcp_engine *e;
+	int rc;
+
+	rc = config_check(c);
+	if (rc != 0)
+		return rc;
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return -ENOMEM;
+	e->cfg = *c;
+	if (e->cfg.cc[0] == '\0')
+		memcpy(e->cfg.cc, "nscc", 5);
+	mrcp_prng_seed(&e->prng, c->seed);
+	rc = mrcp_cc_register_builtin(&e->ccreg);
+	if (rc != 0)
+		goto fail;
+	if (mrcp_cc_find(&e->ccreg, e->cfg.cc) == NULL) {
+		rc = -EINVAL;
+		goto fail;
+	}
+	e->qp_slot_bits = QPN_SLOT_BITS_MIN;
+	while ((1u << e->qp_slot_bits) < c->max_qps)
+		e->qp_slot_bits++;
+	e->qps = calloc(1u << e->qp_slot_bits, sizeof(*e->qps));
+	e->mrs = calloc(c->max_mrs, sizeof(*e->mrs));
+	e->peers = calloc(c->max_peers, sizeof(*e->peers));
+	e->cq_mask = pow2_at_least(c->cq_size) - 1;
+	e->cq = calloc(e->cq_mask + 1, sizeof(*e->cq));
+	e->evq_mask = pow2_at_least(c->event_queue_size) - 1;
+	e->evq = calloc(e->evq_mask + 1, sizeof(*e->evq));
+	e->ctl_mask = pow2_at_least(c->ctl_queue_size) - 1;
+	e->ctl = calloc(e->ctl_mask + 1, sizeof(*e->ctl));
+	if (e->qps == NULL || e->mrs == NULL || e->peers == NULL || e->cq == NULL ||
+	    e->evq == NULL || e->ctl == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	/* 1.024 us ticks, 4096 slots: 4.2 ms per round */
+	rc = mrcp_timer_wheel_init(&e->wheel, 10, 4096, 0);
+	if (rc != 0)
+		goto fail;
+	e->qpn_seq = 1;
+	e->ready_head = e->ready_tail = NIL;
+	e->burst_head = NIL;
+	e->port_room = e->port_up = (c->n_ports >= 32) ? ~0u : ((1u << c->n_ports) - 1);
+	e->ep_timer.owner = 0;
+	*out = e;
+	return 0;
+fail:
+	mrcp_engine_destroy(e);
+	return rc;
+}
+
+void mrcp_engine_destroy(struct mrcp_engine *e)
+{
+	if (e == NULL)
+		return;
+	if (e->qps != NULL) {
+		for (uint32_t i = 0; i < (1u << e->qp_slot_bits); i++)
+			if (e->qps[i].used)
+				mrcp__qp_free(e, &e->qps[i]);
+	}
+	if (e->peers != NULL) {
+		for (uint32_t i = 0; i < e->cfg.max_peers; i++) {
+			struct cc_inst *cc = &e->peers[i].cc;
+			if (cc->priv != NULL) {
+				if (cc->ops->release != NULL)
+					cc->ops->release(cc->priv);
+				free(cc->priv);
+			}
+		}
+	}
+	mrcp_timer_wheel_fini(&e->wheel);
+	free(e->qps);
+	free(e->mrs);
+	free(e->peers);
+	free(e->cq);
+	free(e->evq);
+	free(e->ctl);
+	free(e);
+}
+
+/* ---- memory regions ------------------------------------------------------- */
+
+int mrcp_mr_reg(struct mrcp_engine *e, uint64_t va, uint64_t len, void *host,
+		uint32_t access, uint32_t *lkey, uint32_t *rkey)
+{
+	if (len == 0 || host == NULL || (access & ~(MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE)) != 0 ||
+	    va + len < va)
+		return -EINVAL;
+	for (uint32_t i = 0; i < e->cfg.max_mrs; i++) {
+		struct eng_mr *m = &e->mrs[i];
+		if (m->used)
+			continue;
+		uint8_t gen = (uint8_t)((m->key & 0xFF) + 1);
+		if (gen == 0)
+			gen = 1; /* key 0 is never valid */
+		m->used = true;
+		m->va = va;
+		m->len = len;
+		m->host = host;
+		m->access = access;
+		m->refs = 0;
+		m->key = i << 8 | gen;
+		*lkey = m->key;
+		*rkey = m->key;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+struct eng_mr *mrcp__mr_lookup(struct mrcp_engine *e, uint32_t key)
+{
+	uint32_t i = key >> 8;
+
+	if (i >= e->cfg.max_mrs || !e->mrs[i].used || e->mrs[i].key != key)
+		return NULL;
+	return &e->mrs[i];
+}
+
+int mrcp_mr_dereg(struct mrcp_engine *e, uint32_t lkey)
+{
+	struct eng_mr *m = mrcp__mr_lookup(e, lkey);
+
+	if (m == NULL)
+		return -ENOENT;
+	if (m->refs != 0)
+		return -EBUSY;
+	m->used = false;
+	return 0;
+}
+
+/* ---- queues ------------------------------------------------------------------ */
+
+bool mrcp__cq_room(const struct mrcp_engine *e)
+{
+	return e->cq_tail - e->cq_head <= e->cq_mask;
+}
+
+bool mrcp__cq_push(struct mrcp_engine *e, const struct mrcp_wc *wc)
+{
+	if (!mrcp__cq_room(e)) {
+		e->c.cq_overflow++;
+		return false;
+	}
+	e->cq[e->cq_tail++ & e->cq_mask] = *wc;
+	return true;
+}
+
+unsigned mrcp_poll_cq(struct mrcp_engine *e, struct mrcp_wc *wc, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max && e->cq_head != e->cq_tail)
+		wc[n++] = e->cq[e->cq_head++ & e->cq_mask];
+	if (n != 0) {
+		/* room again: QPs whose completions were held back can finish */
+		for (uint32_t i = 0; i < (1u << e->qp_slot_bits); i++) {
+			if (!e->qps[i].used)
+				continue;
+			if (e->qps[i].sq_head != e->qps[i].sq_seg)
+				mrcp__req_complete(e, &e->qps[i]);
+			mrcp__resp_release(e, &e->qps[i]);
+		}
+	}
+	return n;
+}
+
+void mrcp__event_push(struct mrcp_engine *e, const struct mrcp_event *ev)
+{
+	if (e->evq_tail - e->evq_head > e->evq_mask) {
+		e->c.events_dropped++;
+		return;
+	}
+	e->evq[e->evq_tail++ & e->evq_mask] = *ev;
+}
+
+unsigned mrcp_poll_events(struct mrcp_engine *e, struct mrcp_event *ev, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max && e->evq_head != e->evq_tail)
+		ev[n++] = e->evq[e->evq_head++ & e->evq_mask];
+	return n;
+}
+
+struct mrcp_tx *mrcp__ctl_alloc(struct mrcp_engine *e)
+{
+	struct mrcp_tx *tx;
+
+	if (e->ctl_tail - e->ctl_head > e->ctl_mask) {
+		e->c.ctl_dropped++;
+		return NULL;
+	}
+	tx = &e->ctl[e->ctl_tail++ & e->ctl_mask];
+	memset(tx, 0, offsetof(struct mrcp_tx, seg));
+	tx->n_seg = 0;
+	tx->payload_len = 0;
+	tx->pad = 0;
+	tx->rtx = false;
+	tx->ecn = MRCP_ECN_NOT_ECT; /* D9 */
+	tx->dscp = e->cfg.dscp.dscp[MRCP_DSCP_CLASS_CONTROL];
+	return tx;
+}
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+uint16_t mrcp__ts_now(uint64_t now_ns)
+{
+	return (uint16_t)(now_ns >> TS_UNIT_SHIFT); /* D13, tsr = 0 */
+}
+
+uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts)
+{
+	return (uint64_t)(uint16_t)(mrcp__ts_now(now_ns) - ts) << TS_UNIT_SHIFT;
+}
+
+uint32_t mrcp__nominal(uint32_t mrc_len)
+{
+	/* UDP payload (MRC bytes + ICRC) + 40 B (brief §6.1) */
+	return mrc_len + MRCP_ICRC_LEN + PKT_OVERHEAD;
+}
+
+struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)
+{
+	uint32_t slot = qpn & ((1u << e->qp_slot_bits) - 1);
+	struct qp *qp = &e->qps[slot];
+
+	if (!qp->used || qp->qpn != qpn)
+		return NULL;
+	return qp;
+}
+
+struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr)
+{
+	for (uint32_t i = 0; i < e->cfg.max_peers; i++) {
+		struct peer *p = &e->peers[i];
+		if (!p->used)
+			continue;
+		if (memcmp(&p->node, addr, sizeof(*addr)) == 0)
+			return p;
+		for (unsigned k = 0; k < p->n_ports; k++)
+			if (memcmp(&p->port_addr[k], addr, sizeof(*addr)) == 0)
+				return p;
+	}
+	return NULL;
+}
+
+/* ---- ready list and timers --------------------------------------------------- */
+
+void mrcp__qp_ready(struct mrcp_engine *e, struct qp *qp)
+{
+	if (qp->in_ready || qp->state != MRCP_QPS_RTS)
+		return;
+	qp->in_ready = true;
+	qp->ready_next = NIL;
+	qp->ready_prev = e->ready_tail;
+	if (e->ready_tail != NIL)
+		e->qps[e->ready_tail].ready_next = qp->slot;
+	else
+		e->ready_head = qp->slot;
+	e->ready_tail = qp->slot;
+}
+
+static void ready_remove(struct mrcp_engine *e, struct qp *qp)
+{
+	if (!qp->in_ready)
+		return;
+	if (qp->ready_prev != NIL)
+		e->qps[qp->ready_prev].ready_next = qp->ready_next;
+	else
+		e->ready_head = qp->ready_next;
+	if (qp->ready_next != NIL)
+		e->qps[qp->ready_next].ready_prev = qp->ready_prev;
+	else
+		e->ready_tail = qp->ready_prev;
+	qp->in_ready = false;
+}
+
+void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp)
+{
+	uint64_t d = UINT64_MAX;
+
+	if (qp->state == MRCP_QPS_RTS || qp->state == MRCP_QPS_RTR)
+		d = mrcp__req_deadline(e, qp);
+	if (d == UINT64_MAX)
+		mrcp_timer_cancel(&e->wheel, &qp->timer);
+	else if (!mrcp_timer_armed(&qp->timer) || qp->timer.deadline != d)
+		mrcp_timer_arm(&e->wheel, &qp->timer, d);
+}
+
+static void engine_fire(void *ctx, struct mrcp_timer *t)
+{
+	struct mrcp_engine *e = ctx;
+
+	if (t->owner == 0) {
+		mrcp__ep_on_timer(e);
+		return;
+	}
+	struct qp *qp = &e->qps[t->owner - 1];
+	if (!qp->used)
+		return;
+	mrcp__req_on_timer(e, qp);
+	mrcp__qp_arm(e, qp);
+	if (mrcp__req_has_work(qp))
+		mrcp__qp_ready(e, qp);
+}
+
+uint64_t mrcp_next_deadline(const struct mrcp_engine *e)
+{
+	uint64_t d = mrcp_timer_wheel_next(&e->wheel);
+
+	if (e->ctl_head != e->ctl_tail || e->ready_head != NIL)
+		return e->now; /* work now */
+	return d;
+}
+
+/* ---- receive ---------------------------------------------------------------- */
+
+static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
+{
+	struct mrcp_pkt p;
+	struct qp *qp;
+	int rc;
+
+	e->c.rx_pkts++;
+	if (rx->trim != MRCP_TRIM_NONE)
+		rc = mrcp_pkt_decode_hdr(rx->data, rx->len, &p);
+	else
+		rc = mrcp_pkt_decode(rx->data, rx->len, &p);
+	if (rc != 0) {
+		e->c.rx_bad_decode++;
+		return;
+	}
+	if (p.bth.dest_qp == MRCP_QPN_ENDPOINT) {
+		if (p.bth.opcode == MRCP_OP_EP_REQUEST || p.bth.opcode == MRCP_OP_EP_RESPONSE)
+			mrcp__ep_on_rx(e, &p, rx);
+		else
+			e->c.rx_bad_opcode++;
+		return;
+	}
+	if (p.bth.opcode == MRCP_OP_EP_REQUEST || p.bth.opcode == MRCP_OP_EP_RESPONSE) {
+		e->c.rx_bad_opcode++;
+		return;
+	}
+	qp = mrcp__qp_lookup(e, p.bth.dest_qp);
+	if (qp == NULL) {
+		e->c.rx_unknown_qp++; /* D60 */
+		return;
+	}
+	if (qp->state != MRCP_QPS_RTR && qp->state != MRCP_QPS_RTS) {
+		e->c.rx_bad_state++;
+		return;
+	}
+	if (rx->trim != MRCP_TRIM_NONE && !mrcp_opcode_is_data(p.bth.opcode)) {
+		/* a trimmed control packet carries nothing we can trust */
+		e->c.rx_bad_decode++;
+		return;
+	}
+	switch (p.bth.opcode) {
+	case MRCP_OP_SACK:
+		if (qp->state == MRCP_QPS_RTS)
+			mrcp__req_on_sack(e, qp, &p, rx);
+		break;
+	case MRCP_OP_NACK:
+		if (qp->state == MRCP_QPS_RTS)
+			mrcp__req_on_nack(e, qp, &p);
+		break;
+	case MRCP_OP_ACK:
+		if (qp->state == MRCP_QPS_RTS)
+			mrcp__req_on_ack(e, qp, &p);
+		break;
+	case MRCP_OP_PROBE:
+		mrcp__resp_on_probe(e, qp, &p, rx);
+		break;
+	default:
+		mrcp__resp_on_data(e, qp, &p, rx);
+		break;
+	}
+	if (qp->used && qp->state == MRCP_QPS_RTS) {
+		if (mrcp__req_has_work(qp))
+			mrcp__qp_ready(e, qp);
+		mrcp__qp_arm(e, qp);
+	}
+}
+
+void mrcp_rx_burst(struct mrcp_engine *e, const struct mrcp_rx *pkts, unsigned n, uint64_t now_ns)
+{
+	e->now = now_ns;
+	for (unsigned i = 0; i < n; i++)
+		rx_one(e, &pkts[i]);
+	/* D28, D38: end-of-burst SACKs and AETHs */
+	while (e->burst_head != NIL) {
+		struct qp *qp = &e->qps[e->burst_head];
+		e->burst_head = qp->burst_next;
+		qp->in_burst = false;
+		if (qp->used)
+			mrcp__resp_burst_end(e, qp);
+	}
+}
+
+/* ---- transmit ---------------------------------------------------------------- */
+
+unsigned mrcp_poll(struct mrcp_engine *e, uint64_t now_ns, struct mrcp_tx *out, unsigned max)
+{
+	unsigned n = 0;
+	uint32_t turns;
+
+	e->now = now_ns;
+	mrcp_timer_wheel_advance(&e->wheel, now_ns, engine_fire, e);
+	while (n < max && e->ctl_head != e->ctl_tail)
+		out[n++] = e->ctl[e->ctl_head++ & e->ctl_mask];
+	/* one turn per ready QP per round; a QP with nothing it can send now
+	 * leaves the list and is put back by a SACK, a timer or a post */
+	turns = 0;
+	while (n < max && e->ready_head != NIL && turns < (1u << e->qp_slot_bits) * 2) {
+		struct qp *qp = &e->qps[e->ready_head];
+		unsigned got;
+
+		ready_remove(e, qp);
+		got = mrcp__req_tx(e, qp, out + n, (max - n) < QP_TX_BURST ? (max - n) : QP_TX_BURST);
+		n += got;
+		turns++;
+		if (got != 0 && mrcp__req_has_work(qp))
+			mrcp__qp_ready(e, qp); /* to the tail: round-robin */
+		mrcp__qp_arm(e, qp);
+	}
+	e->c.tx_pkts += n;
+	return n;
+}
+
+void mrcp_port_set_tx_room(struct mrcp_engine *e, uint8_t port, bool room)
+{
+	if (port == 0 || port > e->cfg.n_ports)
+		return;
+	if (room)
+		e->port_room |= 1u << (port - 1);
+	else
+		e->port_room &= ~(1u << (port - 1));
+}
+
+/* ---- counters ------------------------------------------------------------------ */
+
+void mrcp_engine_counters(const struct mrcp_engine *e, struct mrcp_engine_counters *out)
+{
+	*out = e->c;
+}
+
+void mrcp_counters_foreach(const struct mrcp_engine *e,
+			   void (*fn)(void *ctx, uint32_t qpn, const char *name, const char *desc, uint64_t v),
+			   void *ctx)
+{
+#define X(n, d) fn(ctx, 0, #n, d, e->c.n);
+	MRCP_ENGINE_COUNTERS(X)
+#undef X
+	for (uint32_t i = 0; i < (1u << e->qp_slot_bits); i++) {
+		const struct qp *qp = &e->qps[i];
+		if (!qp->used)
+			continue;
+#define X(n, d) fn(ctx, qp->qpn, #n, d, qp->c.n);
+		MRCP_QP_COUNTERS(X)
+#undef X
+	}
+}
+
+const char *mrcp_wc_status_str(uint8_t status)
+{
+	static const char *const s[] = {
+#define X(n, d) d,
+		MRCP_WC_STATUSES(X)
+#undef X
+	};
+	return status < sizeof(s) / sizeof(s[0]) ? s[status] : "unknown status";
+}

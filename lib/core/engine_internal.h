@@ -1,0 +1,320 @@
+/* engine_internal.h - the engine's private structures, shared by engine.c
+ * (instance, dispatch, poll), qp.c (lifecycle, connection info, posting),
+ * req.c (requester), resp.c (responder) and ep.c (endpoint operations).
+ * Nothing outside lib/core includes this file. */
+#ifndef MRCP_ENGINE_INTERNAL_H
+#define MRCP_ENGINE_INTERNAL_H
+
+#include "mrcp_engine.h"
+#include "mrcp_prng.h"
+#include "mrcp_seq.h"
+#include "mrcp_timer.h"
+#include "mrcp_wire.h"
+
+#define NIL UINT32_MAX
+#define QPN_SLOT_BITS_MIN 2           /* QPNs 0..3 are never handed out */
+#define PKT_OVERHEAD 40u              /* nominal size = UDP payload + 40 (brief §6.1) */
+#define TS_UNIT_SHIFT 7               /* TSETH tsr = 0: 128 ns units (D13) */
+#define RTT_SAMPLE_MAX_NS 4000000ull  /* D13 */
+#define QP_TX_BURST 16                /* packets per QP per round-robin turn */
+#define PEER_PROBES_MAX 8             /* outstanding EV probes per peer */
+#define PSU_TRIES 3                   /* D50 */
+#define PSU_INTERVAL_NS 1000000ull    /* D50 */
+#define EV_PROBE_TIMEOUT_NS 2000000ull /* D57 */
+#define EV_PROBE_MIN_GAP_NS 10000ull  /* per-port EV probe rate limit (§7) */
+
+/* ---- memory regions ------------------------------------------------------ */
+
+struct eng_mr {
+	uint64_t va, len;
+	uint8_t *host;
+	uint32_t access;
+	uint32_t key;            /* lkey == rkey: slot << 8 | generation */
+	uint32_t refs;           /* WQEs referencing it */
+	bool used;
+};
+
+/* ---- congestion control instance (a QPCC, D53) --------------------------- */
+
+struct cc_inst {
+	const struct mrcp_cc_ops *ops;
+	void *priv;
+	uint32_t users;          /* QPs sharing it */
+};
+
+/* ---- peers (remote nodes) ------------------------------------------------- */
+
+struct ep_probe {
+	uint16_t req_id;
+	uint8_t port;
+	uint32_t ev;
+	uint64_t sent_ns;        /* 0 = free */
+};
+
+struct peer {
+	bool used;
+	struct mrcp_ip node;
+	uint8_t n_ports;
+	struct mrcp_ip port_addr[MRCP_MAX_PORTS];
+	uint32_t remote_up;      /* the peer's port mask (D49) */
+	bool psu_seen;
+	uint16_t psu_last_seq;   /* last PORT_STATUS_UPDATE applied */
+	/* our PORT_STATUS_UPDATEs to it (D50) */
+	uint16_t psu_seq;
+	uint8_t psu_tries_left;
+	uint64_t psu_next_ns;
+	uint32_t psu_mask;
+	struct ep_probe probes[PEER_PROBES_MAX];
+	struct cc_inst cc;       /* per-peer QPCC (D53) */
+	uint32_t n_qps;
+	uint32_t qps_head;       /* QP slots toward this peer (list) */
+};
+
+/* ---- requester state ------------------------------------------------------- */
+
+enum {
+	SB_OUT = 1u << 0,        /* sent, not SACKed, on the send-order list */
+	SB_SACKED = 1u << 1,
+	SB_RTXQ = 1u << 2,       /* queued for retransmission */
+	SB_BY_TIMEOUT = 1u << 3, /* its last send was an RTO retransmission */
+	SB_LIVE = 1u << 4,       /* entry in use (PSN in [snd_una, next_psn)) */
+};
+
+/* One outstanding PSN (brief §4.4 scoreboard). Indexed by PSN & sb_mask. */
+struct sb_entry {
+	uint64_t sent_ns;        /* last (re)transmission */
+	uint64_t deadline_ns;    /* RTO deadline: sent + T x b (§4.5) */
+	uint64_t not_before_ns;  /* D35: resource NACK hold */
+	uint32_t wqe;            /* send-queue index (free-running) */
+	uint32_t msg_off;        /* offset of the payload in the message */
+	uint32_t prev, next;     /* send-order list, by PSN; NIL ends */
+	uint16_t len;            /* payload bytes */
+	uint16_t nominal;        /* bytes charged to CC */
+	int16_t ev;              /* EV index of the last send */
+	uint8_t port;
+	uint8_t flags;
+	uint8_t b_exp;           /* b = 2^b_exp */
+	uint8_t tx_count;
+	uint8_t rtx_cause;       /* which counter the next retransmit bumps */
+};
+
+struct wqe {
+	uint64_t wr_id;
+	uint64_t remote_va;
+	uint32_t rkey;
+	uint32_t imm;
+	uint32_t len;            /* message bytes */
+	uint32_t seg_off;        /* bytes segmented into PSNs so far */
+	uint32_t first_psn, last_psn;
+	uint16_t msn, rq_msn;
+	uint8_t opcode;          /* enum mrcp_wr_opcode */
+	uint8_t flags;
+	uint8_t n_sge;
+	bool started;            /* first PSN assigned */
+	bool all_sent;
+	struct {
+		uint8_t *host;
+		uint32_t len;
+		uint32_t mr;     /* MR slot */
+	} sge[MRCP_MAX_SGE];
+};
+
+/* ---- responder state ------------------------------------------------------- */
+
+struct rmsg {
+	uint32_t dma_len;
+	uint32_t got;            /* accepted payload bytes (D39) */
+	uint32_t imm;
+	uint32_t last_psn;       /* known once the LAST/ONLY packet arrived */
+	uint16_t msn;
+	uint16_t rq_msn;
+	bool used;
+	bool complete;
+	bool has_imm;
+	bool last_seen;
+};
+
+/* ---- the QP ------------------------------------------------------------------------ */
+
+struct qp {
+	uint32_t qpn;
+	uint32_t slot;
+	uint8_t state;           /* enum mrcp_qp_state */
+	uint8_t mode;            /* enum mrcp_qp_mode */
+	uint64_t user_ctx;
+	struct peer *peer;
+	uint32_t peer_next;      /* next QP slot toward the same peer */
+	uint32_t dqpn;
+	uint16_t mtu;
+	bool peer_trim_nack;     /* D40 */
+	bool peer_svc_time;
+	struct mrcp_qp_attr attr;
+
+	/* timeouts (§4.5, D32, D33) */
+	uint8_t timeout, linear_cnt, exp_cnt;
+	uint64_t T_ns;
+	uint8_t k;               /* consecutive timeouts / resource NACKs */
+
+	/* requester */
+	struct wqe *sq;
+	uint32_t sq_mask;
+	uint32_t sq_head;        /* oldest not completed (free-running) */
+	uint32_t sq_seg;         /* next WQE to segment */
+	uint32_t sq_tail;        /* next free */
+	uint16_t next_msn, next_rq_msn;
+	uint16_t peer_acked_msn; /* highest MSN the AETH reported */
+	bool peer_acked_valid;
+	uint16_t wimm_outstanding, max_wimm;
+	uint32_t init_psn;
+	uint32_t next_psn;
+	uint32_t snd_una;        /* cack + 1 as the requester knows it */
+	uint32_t W;              /* requester window, PSNs (§4.1) */
+	struct sb_entry *sb;
+	uint32_t sb_mask;
+	uint32_t out_head, out_tail; /* send-order list of SB_OUT entries */
+	uint32_t n_out;
+	uint32_t n_rtxq;
+	uint64_t outstanding_bytes; /* nominal bytes of SB_OUT entries */
+	struct cc_inst *cc;
+	struct cc_inst own_cc;   /* when cc_per_qp */
+	uint32_t last_rcvd_units;
+	bool rcvd_valid;
+	uint64_t min_rtt_ns;
+	uint64_t last_sack_ns;
+	uint64_t last_progress_ns;
+	uint64_t target_qdelay_ns;
+	/* reliability probe (D36, §4.7) */
+	bool tlp_out;
+	uint64_t tlp_sent_ns;
+	int tlp_ev;
+	uint16_t probe_id;
+
+	/* responder */
+	uint32_t rcv_init_psn;
+	uint32_t rcv_cack;
+	uint32_t rW;             /* responder window, PSNs */
+	uint64_t *rbits;         /* ring bitmap indexed by PSN & rbits_mask */
+	uint32_t rbits_mask;
+	struct rmsg *rm;
+	uint32_t rm_mask;
+	uint16_t rcv_msn;        /* next MSN to release in order */
+	uint16_t rcv_acked_msn;  /* last MSN reported in an AETH */
+	bool rcv_msn_moved;      /* D38: AETH due at end of burst */
+	uint32_t last_released_psn;
+	uint64_t *rq;            /* posted receive wr_ids */
+	uint32_t rq_mask;
+	uint32_t rq_posted, rq_used; /* free-running counters */
+	uint16_t stash_imm;      /* complete WriteImm messages not yet released */
+	uint16_t max_wimm_local;
+	uint32_t new_since_sack; /* D28 */
+	bool sack_due;           /* end-of-burst SACK */
+	bool in_burst;
+	uint32_t burst_next;     /* list of QPs touched in this RX burst */
+	/* the packet that triggers the end-of-burst SACK */
+	uint32_t trig_psn, trig_ev;
+	uint16_t trig_ts;
+	uint8_t trig_port, trig_m;
+	uint64_t trig_rx_ns;
+	uint64_t rcvd_bytes;     /* D19, bytes of nominal size */
+	uint8_t backlog_pct;     /* D55 */
+	bool pen_was_on;
+	struct mrcp_ce_table ce;
+
+	/* multipath */
+	struct mrcp_ev_set evs;
+	int rc_ev;               /* RC mode: the one EV */
+
+	/* scheduling */
+	struct mrcp_timer timer;
+	uint32_t ready_next, ready_prev;
+	bool in_ready;
+	bool used;
+
+	struct mrcp_qp_counters c;
+};
+
+/* ---- the engine --------------------------------------------------------------------- */
+
+struct mrcp_engine {
+	struct mrcp_engine_config cfg;
+	struct mrcp_prng prng;
+	struct mrcp_cc_registry ccreg;
+	struct mrcp_timer_wheel wheel;
+	uint64_t now;            /* time of the current call */
+
+	struct eng_mr *mrs;
+	uint32_t n_mrs;
+
+	struct qp *qps;
+	uint32_t qp_slot_bits;
+	uint32_t qpn_seq;
+	uint32_t qp_rr;          /* round-robin cursor */
+	uint32_t ready_head, ready_tail;
+
+	struct peer *peers;
+
+	/* completions, events, control packets: rings with free-running indices */
+	struct mrcp_wc *cq;
+	uint32_t cq_mask, cq_head, cq_tail;
+	struct mrcp_event *evq;
+	uint32_t evq_mask, evq_head, evq_tail;
+	struct mrcp_tx *ctl;
+	uint32_t ctl_mask, ctl_head, ctl_tail;
+
+	uint32_t burst_head;     /* QPs touched in the current RX burst */
+	uint32_t port_room;      /* bit i-1: port i's TX stage has room */
+	uint32_t port_up;        /* bit i-1: port i's link is up */
+	uint64_t ep_deadline;    /* peer timers (PSU retries, EV probe timeouts) */
+	struct mrcp_timer ep_timer;
+	uint64_t ep_last_probe_ns[MRCP_MAX_PORTS];
+
+	struct mrcp_engine_counters c;
+};
+
+/* engine.c */
+struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn);
+struct eng_mr *mrcp__mr_lookup(struct mrcp_engine *e, uint32_t key);
+struct mrcp_tx *mrcp__ctl_alloc(struct mrcp_engine *e);
+bool mrcp__cq_push(struct mrcp_engine *e, const struct mrcp_wc *wc);
+bool mrcp__cq_room(const struct mrcp_engine *e);
+void mrcp__event_push(struct mrcp_engine *e, const struct mrcp_event *ev);
+void mrcp__qp_ready(struct mrcp_engine *e, struct qp *qp);
+void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp);
+struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr);
+uint16_t mrcp__ts_now(uint64_t now_ns);
+uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts);
+uint32_t mrcp__nominal(uint32_t mrc_len);
+
+/* qp.c */
+void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status);
+void mrcp__qp_flush(struct mrcp_engine *e, struct qp *qp, uint8_t first_status);
+void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp);
+
+/* req.c: the requester */
+unsigned mrcp__req_tx(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *out, unsigned max);
+bool mrcp__req_has_work(const struct qp *qp);
+void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx);
+void mrcp__req_on_nack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p);
+void mrcp__req_on_ack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p);
+void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp);
+uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp);
+void mrcp__req_complete(struct mrcp_engine *e, struct qp *qp);
+void mrcp__req_port_down(struct mrcp_engine *e, struct qp *qp, uint8_t port);
+
+/* resp.c: the responder */
+void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx);
+void mrcp__resp_on_probe(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx);
+void mrcp__resp_burst_end(struct mrcp_engine *e, struct qp *qp);
+void mrcp__resp_release(struct mrcp_engine *e, struct qp *qp);
+
+/* ep.c: endpoint operations (QPN 0x2) */
+void mrcp__ep_on_rx(struct mrcp_engine *e, const struct mrcp_pkt *p, const struct mrcp_rx *rx);
+void mrcp__ep_on_timer(struct mrcp_engine *e);
+void mrcp__ep_port_change(struct mrcp_engine *e);
+uint64_t mrcp__ep_deadline(const struct mrcp_engine *e);
+
+/* Fill the addressing of a control packet to @qp's peer on @port, using the
+ * plane's reverse EV (D48). */
+void mrcp__ctl_route(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *tx, uint8_t port);
+
+#endif

@@ -1,0 +1,57 @@
+/* mrcp_bytes.h - big-endian loads and stores on byte buffers, for the codecs.
+ * Every on-wire multi-byte field is read and written through these, never by
+ * casting a buffer to a wider type (alignment and byte order stay explicit). */
+#ifndef MRCP_BYTES_H
+#define MRCP_BYTES_H
+
+#include <stdint.h>
+
+static inline uint16_t mrcp_get_be16(const uint8_t *p)
+{
+	return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
+}
+
+static inline uint32_t mrcp_get_be24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+static inline uint32_t mrcp_get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t mrcp_get_be64(const uint8_t *p)
+{
+	return (uint64_t)mrcp_get_be32(p) << 32 | mrcp_get_be32(p + 4);
+}
+
+static inline void mrcp_put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/** Store the low 24 bits of @v; the top byte is ignored. */
+static inline void mrcp_put_be24(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 16);
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)v;
+}
+
+static inline void mrcp_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline void mrcp_put_be64(uint8_t *p, uint64_t v)
+{
+	mrcp_put_be32(p, (uint32_t)(v >> 32));
+	mrcp_put_be32(p + 4, (uint32_t)v);
+}
+
+#endif

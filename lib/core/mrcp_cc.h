@@ -1,0 +1,117 @@
+/* mrcp_cc.h - the pluggable congestion-control interface (brief §6, D56).
+ *
+ * A CC algorithm is a named ops table. Its per-QPCC state lives in an opaque
+ * area of ops->priv_size bytes that the engine allocates when it creates a
+ * QPCC (control path) and hands to every hook. A QPCC serves every QP to one
+ * peer node by default (D53) and owns the window and the inflight count.
+ * Hooks never allocate, never read a clock (time is @now_ns) and never fail
+ * on the per-packet path.
+ */
+#ifndef MRCP_CC_H
+#define MRCP_CC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MRCP_CC_NAME_MAX 16
+
+/** Configuration of one QPCC. Zero in an optional field means "derive the
+ *  default" (brief §6.4); the derived values are reported by stats(). */
+struct mrcp_cc_params {
+	/* environment (required) */
+	uint64_t link_bps;        /**< sum of the up local ports' speeds, bit/s (D54) */
+	uint64_t base_rtt_ns;     /**< configured unloaded RTT, ns; 0 = 12 us */
+	uint32_t mtu;             /**< payload MTU, bytes */
+	uint32_t pkt_overhead;    /**< nominal size = payload + this (40 B, brief §6.1) */
+	bool trimming_fabric;     /**< fabric trims: target = 0.75 base_rtt */
+	/* NSCC overrides (0 = default from §6.4) */
+	uint64_t target_qdelay_ns;
+	uint64_t max_cwnd;        /**< bytes */
+	uint64_t min_cwnd;        /**< bytes */
+	double fi;                /**< fair increase, bytes of growth per cwnd of bytes received */
+	double eta;               /**< bytes per adjust period */
+	double fi_scale;          /**< fast increase, bytes of growth per byte received */
+	double gamma;             /**< MD strength, default 0.8 */
+	double max_md_jump;       /**< default 0.5 */
+	uint64_t adjust_period_ns;
+	uint64_t adjust_bytes;
+	uint32_t qa_gate;         /**< default 3 */
+	uint64_t qa_threshold_ns; /**< default 4 x target */
+	bool disable_qa;
+	bool disable_pen;         /**< ignore the responder penalty (§6.5) */
+	/* fixed */
+	uint64_t fixed_cwnd;      /**< bytes; 0 = max_cwnd default */
+};
+
+/** Inputs from one SACK (brief §6.1). */
+struct mrcp_cc_sack {
+	uint64_t newly_rcvd;  /**< bytes: delta of rcvd_bytes (mod 2^24) x 256 */
+	bool ecn;             /**< SETH.m != NONE */
+	bool rtt_valid;       /**< false when svc_time = 255 or the sample > 4 ms */
+	uint64_t rtt_ns;      /**< now - echoed ts - svc_time */
+	uint8_t pen;          /**< rcv_cwnd_pen, 0..127 */
+	bool r_c;             /**< restore cwnd */
+};
+
+/** Read-only view for telemetry and tests. */
+struct mrcp_cc_stats {
+	uint64_t cwnd;        /**< bytes */
+	uint64_t inflight;    /**< bytes */
+	uint64_t base_rtt_ns;
+	uint64_t target_qdelay_ns;
+	uint64_t avg_delay_ns;
+	uint64_t max_cwnd, min_cwnd;
+	uint64_t md_events, qa_events, fast_inc_events, pen_events;
+	/* the §6.4 parameters in use, defaults filled in; they move when
+	 * base_rtt falls. 0 for an algorithm that has no such parameter. */
+	double alpha;             /**< proportional increase, bytes per ns (cc_nscc.c) */
+	double fi, eta, fi_scale; /**< units as in struct mrcp_cc_params */
+	double gamma, max_md_jump;
+	uint64_t adjust_period_ns, adjust_bytes, qa_threshold_ns;
+	uint32_t qa_gate;
+};
+
+struct mrcp_cc_ops {
+	char name[MRCP_CC_NAME_MAX];
+	size_t priv_size;
+	/* mandatory */
+	/** @return 0, or -EINVAL if @p is unusable (no link speed or MTU, or
+	 *  contradictory overrides). */
+	int (*init)(void *priv, const struct mrcp_cc_params *p, uint64_t now_ns);
+	void (*on_send)(void *priv, uint64_t bytes, uint64_t now_ns);
+	void (*on_sack)(void *priv, const struct mrcp_cc_sack *s, uint64_t now_ns);
+	/** A TRIMMED / TRIMMED_LASTHOP NACK for a packet of nominal @bytes. */
+	void (*on_nack)(void *priv, uint64_t bytes, uint64_t now_ns);
+	/** An inferred loss of a packet of nominal @bytes (§4.4). */
+	void (*on_loss)(void *priv, uint64_t bytes, uint64_t now_ns);
+	/** An RTO round; @outstanding is the scoreboard's byte total (§6.1). */
+	void (*on_timeout)(void *priv, uint64_t outstanding, uint64_t now_ns);
+	/** May a packet of nominal @bytes be sent now? */
+	bool (*can_send)(const void *priv, uint64_t bytes);
+	void (*stats)(const void *priv, struct mrcp_cc_stats *out);
+	/* optional */
+	void (*release)(void *priv);
+	/** Bytes leave inflight without a CC signal (e.g. a QP is destroyed). */
+	void (*on_forget)(void *priv, uint64_t bytes);
+};
+
+/** A registry of algorithms, one per engine (no globals). */
+#define MRCP_CC_MAX_ALGOS 8
+struct mrcp_cc_registry {
+	const struct mrcp_cc_ops *ops[MRCP_CC_MAX_ALGOS];
+	unsigned n;
+};
+
+/** Register @ops. @return 0, -EINVAL if a mandatory hook or the name is
+ *  missing, -EEXIST if the name is taken, -ENOSPC if the registry is full. */
+int mrcp_cc_register(struct mrcp_cc_registry *r, const struct mrcp_cc_ops *ops);
+/** @return the algorithm called @name, or NULL. */
+const struct mrcp_cc_ops *mrcp_cc_find(const struct mrcp_cc_registry *r, const char *name);
+/** Register the built-in algorithms (nscc, fixed). @return 0 or as above. */
+int mrcp_cc_register_builtin(struct mrcp_cc_registry *r);
+
+extern const struct mrcp_cc_ops mrcp_cc_nscc;
+extern const struct mrcp_cc_ops mrcp_cc_fixed;
+
+#endif

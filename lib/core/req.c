@@ -1,0 +1,790 @@
+/* req.c - the requester side of a QP: segmentation of Write / WriteImm work
+ * requests into PSNs, the scoreboard and its send-order list, SACK / NACK /
+ * AETH processing, loss inference (D29), retransmission on another EV (D31),
+ * RTO rounds (§4.5, D32, D33), reliability probes (D36, D45) and completions
+ * in MSN order (D38). It chooses EVs through ev.c and asks cc_*.c for the
+ * window; it never touches the responder's state. */
+#include <errno.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+#define ONE_SECOND_NS 1000000000ull
+
+static inline struct sb_entry *sb_at(struct qp *qp, uint32_t psn)
+{
+	return &qp->sb[psn & qp->sb_mask];
+}
+
+static inline bool psn_in_flight(const struct qp *qp, uint32_t psn)
+{
+	return mrcp_psn_ge(psn, qp->snd_una) && mrcp_psn_lt(psn, qp->next_psn);
+}
+
+/* ---- the send-order list (oldest transmission first) ------------------------- */
+
+static void out_push(struct qp *qp, uint32_t psn)
+{
+	struct sb_entry *en = sb_at(qp, psn);
+
+	en->prev = qp->out_tail;
+	en->next = NIL;
+	if (qp->out_tail != NIL)
+		sb_at(qp, qp->out_tail)->next = psn;
+	else
+		qp->out_head = psn;
+	qp->out_tail = psn;
+	en->flags |= SB_OUT;
+	qp->n_out++;
+	qp->outstanding_bytes += en->nominal;
+}
+
+static void out_remove(struct qp *qp, uint32_t psn)
+{
+	struct sb_entry *en = sb_at(qp, psn);
+
+	if (!(en->flags & SB_OUT))
+		return;
+	if (en->prev != NIL)
+		sb_at(qp, en->prev)->next = en->next;
+	else
+		qp->out_head = en->next;
+	if (en->next != NIL)
+		sb_at(qp, en->next)->prev = en->prev;
+	else
+		qp->out_tail = en->prev;
+	en->flags &= (uint8_t)~SB_OUT;
+	qp->n_out--;
+	qp->outstanding_bytes -= en->nominal;
+}
+
+/* Take @psn off the wire and queue it for retransmission (D31). */
+static void rtx_queue(struct qp *qp, uint32_t psn, uint8_t cause, uint64_t not_before)
+{
+	struct sb_entry *en = sb_at(qp, psn);
+
+	out_remove(qp, psn);
+	if (!(en->flags & SB_RTXQ)) {
+		en->flags |= SB_RTXQ;
+		qp->n_rtxq++;
+	}
+	en->rtx_cause = cause;
+	en->not_before_ns = not_before;
+}
+
+enum { CAUSE_FAST = 1, CAUSE_NACK, CAUSE_RTO, CAUSE_PORT };
+
+/* Everything up to and including @psn was received: free it (§4.4 step 1). */
+static void ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint64_t *newest_sent)
+{
+	bool moved = false;
+
+	while (mrcp_psn_le(qp->snd_una, psn) && mrcp_psn_lt(qp->snd_una, qp->next_psn)) {
+		struct sb_entry *en = sb_at(qp, qp->snd_una);
+
+		if (!(en->flags & SB_SACKED)) {
+			if (newest_sent != NULL && mrcp_time_lt(*newest_sent, en->sent_ns))
+				*newest_sent = en->sent_ns;
+			if (en->ev >= 0 && qp->mode == MRCP_MODE_MRC)
+				qp->evs.evs[en->ev].c.sacked++;
+		}
+		out_remove(qp, qp->snd_una);
+		if (en->flags & SB_RTXQ)
+			qp->n_rtxq--;
+		en->flags = 0;
+		qp->snd_una = mrcp_psn_add(qp->snd_una, 1);
+		moved = true;
+	}
+	if (moved) {
+		qp->k = 0; /* D33: the retry count resets when cack advances */
+		qp->last_progress_ns = e->now;
+	}
+}
+
+/* ---- building data packets ------------------------------------------------------------ */
+
+static uint32_t wqe_npkts(const struct qp *qp, const struct wqe *w)
+{
+	return w->len == 0 ? 1 : (w->len + qp->mtu - 1) / qp->mtu;
+}
+
+static uint8_t data_opcode(const struct qp *qp, const struct wqe *w, uint32_t idx)
+{
+	uint32_t n = wqe_npkts(qp, w);
+	bool imm = w->opcode == MRCP_WR_WRITE_IMM;
+
+	if (n == 1)
+		return imm ? MRCP_OP_WRITE_ONLY_IMM : MRCP_OP_WRITE_ONLY;
+	if (idx == 0)
+		return MRCP_OP_WRITE_FIRST;
+	if (idx + 1 < n)
+		return MRCP_OP_WRITE_MIDDLE;
+	return imm ? MRCP_OP_WRITE_LAST_IMM : MRCP_OP_WRITE_LAST;
+}
+
+/* BTH + METH + TSETH + RETH [+ ImmDt] + payload + pad (brief §3.1) */
+static uint32_t data_mrc_len(const struct wqe *w, uint32_t len)
+{
+	uint32_t hdr = (uint32_t)(sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) +
+				  sizeof(struct mrcp_tseth_wire) + sizeof(struct mrcp_reth_wire));
+
+	if (w->opcode == MRCP_WR_WRITE_IMM)
+		hdr += sizeof(struct mrcp_imm_wire); /* only the last packet, but charge all alike */
+	return hdr + ((len + 3) & ~3u);
+}
+
+static uint8_t data_dscp(const struct mrcp_engine *e, const struct qp *qp, bool rtx)
+{
+	if (!qp->peer_trim_nack)
+		return e->cfg.dscp.dscp[MRCP_DSCP_CLASS_NO_TRIM]; /* D40 */
+	return e->cfg.dscp.dscp[rtx ? MRCP_DSCP_CLASS_TRIMMABLE_RETX : MRCP_DSCP_CLASS_TRIMMABLE]; /* D31 */
+}
+
+/* Fill @tx with PSN @psn of the message in @w (entry @en), on EV @ev. */
+static void build_data(struct mrcp_engine *e, struct qp *qp, const struct wqe *w,
+		       const struct sb_entry *en, uint32_t psn, int ev, bool rtx, struct mrcp_tx *tx)
+{
+	uint32_t idx = mrcp_psn_diff(psn, w->first_psn);
+	struct mrcp_pkt p;
+	uint32_t off = en->msg_off, left = en->len, pos = 0;
+	int hl;
+
+	mrcp_pkt_init(&p, data_opcode(qp, w, idx), qp->dqpn, psn);
+	p.bth.ack_req = (idx + 1 == wqe_npkts(qp, w)); /* AckReq on the last packet */
+	p.bth.rtx = rtx;
+	p.meth.msn = w->msn;
+	p.meth.rq_msn = w->rq_msn;
+	p.tseth.tx_timestamp = mrcp__ts_now(e->now); /* D13 */
+	p.reth.va = w->remote_va + en->msg_off;      /* RETH in every packet */
+	p.reth.rkey = w->rkey;
+	p.reth.dma_len = w->len;
+	p.imm = w->imm;
+	p.payload_len = en->len;
+	hl = mrcp_pkt_encode_hdr(&p, tx->hdr, sizeof(tx->hdr));
+	tx->hdr_len = (uint16_t)(hl > 0 ? hl : 0);
+	tx->pad = (uint8_t)((4 - (en->len & 3)) & 3);
+	tx->payload_len = en->len;
+	tx->n_seg = 0;
+	/* the payload as pieces of the scatter list */
+	for (unsigned i = 0; i < w->n_sge && left > 0; i++) {
+		uint32_t l = w->sge[i].len;
+		if (off >= pos + l) {
+			pos += l;
+			continue;
+		}
+		uint32_t from = off - pos, take = l - from;
+		if (take > left)
+			take = left;
+		tx->seg[tx->n_seg].ptr = w->sge[i].host + from;
+		tx->seg[tx->n_seg].len = take;
+		tx->n_seg++;
+		off += take;
+		left -= take;
+		pos += l;
+	}
+	tx->port = qp->evs.evs[ev].port;
+	tx->ev = qp->evs.evs[ev].value;
+	tx->dscp = data_dscp(e, qp, rtx);
+	tx->ecn = MRCP_ECN_ECT0; /* D9 */
+	tx->opcode = p.bth.opcode;
+	tx->psn = psn;
+	tx->qpn = qp->qpn;
+	tx->rtx = rtx;
+	tx->dst = qp->peer->port_addr[tx->port - 1];
+}
+
+/* Choose the EV for a packet; RC mode always uses its one EV. */
+static int pick_ev(struct mrcp_engine *e, struct qp *qp, int exclude)
+{
+	if (qp->mode == MRCP_MODE_RC)
+		return qp->rc_ev;
+	return mrcp_ev_select(&qp->evs, e->now, exclude, e->port_room);
+}
+
+/* Record a (re)transmission of @psn on @ev. */
+static void on_sent(struct mrcp_engine *e, struct qp *qp, uint32_t psn, int ev, bool rtx)
+{
+	struct sb_entry *en = sb_at(qp, psn);
+	uint8_t b_exp = 0;
+	uint64_t ival;
+
+	/* §4.5: b = 1 unless this send is an RTO retransmission */
+	if ((en->flags & SB_BY_TIMEOUT) && qp->k >= qp->linear_cnt)
+		b_exp = (uint8_t)(qp->k - qp->linear_cnt + 1);
+	ival = b_exp >= 40 ? ONE_SECOND_NS : qp->T_ns << b_exp;
+	if (ival > ONE_SECOND_NS)
+		ival = ONE_SECOND_NS;
+	en->b_exp = b_exp;
+	en->sent_ns = e->now;
+	en->deadline_ns = e->now + ival;
+	en->ev = (int16_t)ev;
+	en->port = qp->evs.evs[ev].port;
+	en->tx_count++;
+	out_push(qp, psn);
+	qp->cc->ops->on_send(qp->cc->priv, en->nominal, e->now);
+	if (qp->mode == MRCP_MODE_MRC)
+		mrcp_ev_on_send(&qp->evs, ev, rtx);
+}
+
+/* The oldest PSN queued for retransmission that may go now, or NIL. */
+static uint32_t rtx_next(struct mrcp_engine *e, struct qp *qp)
+{
+	for (uint32_t psn = qp->snd_una; mrcp_psn_lt(psn, qp->next_psn); psn = mrcp_psn_add(psn, 1)) {
+		struct sb_entry *en = sb_at(qp, psn);
+		if ((en->flags & SB_RTXQ) && mrcp_time_le(en->not_before_ns, e->now))
+			return psn;
+	}
+	return NIL;
+}
+
+bool mrcp__req_has_work(const struct qp *qp)
+{
+	if (qp->state != MRCP_QPS_RTS)
+		return false;
+	return qp->n_rtxq != 0 || qp->sq_seg != qp->sq_tail;
+}
+
+unsigned mrcp__req_tx(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *out, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max && qp->state == MRCP_QPS_RTS) {
+		/* D31: retransmissions first, oldest first */
+		if (qp->n_rtxq != 0) {
+			uint32_t psn = rtx_next(e, qp);
+			if (psn != NIL) {
+				struct sb_entry *en = sb_at(qp, psn);
+				int ev;
+
+				if (!qp->cc->ops->can_send(qp->cc->priv, en->nominal)) {
+					qp->c.stalls_cwnd++;
+					break;
+				}
+				ev = pick_ev(e, qp, qp->mode == MRCP_MODE_MRC ? en->ev : -1);
+				if (ev < 0) {
+					qp->c.stalls_no_ev++;
+					break;
+				}
+				build_data(e, qp, &qp->sq[en->wqe & qp->sq_mask], en, psn, ev, true, &out[n++]);
+				switch (en->rtx_cause) {
+				case CAUSE_FAST: qp->c.rtx_fast++; break;
+				case CAUSE_NACK: qp->c.rtx_nack++; break;
+				case CAUSE_RTO: qp->c.rtx_rto++; break;
+				default: qp->c.rtx_port_down++; break;
+				}
+				en->flags &= (uint8_t)~SB_RTXQ;
+				qp->n_rtxq--;
+				on_sent(e, qp, psn, ev, true);
+				en->flags &= (uint8_t)~SB_BY_TIMEOUT;
+				continue;
+			}
+		}
+		/* new data */
+		if (qp->sq_seg == qp->sq_tail)
+			break;
+		struct wqe *w = &qp->sq[qp->sq_seg & qp->sq_mask];
+		if (!w->started) {
+			/* the WriteImm limit applies per message (§4.8) */
+			if (w->opcode == MRCP_WR_WRITE_IMM && qp->wimm_outstanding >= qp->max_wimm)
+				break;
+		}
+		/* §4.1: PSN p may go only if psn_diff(p, cack) <= W */
+		if (mrcp_psn_diff(qp->next_psn, qp->snd_una) >= (int32_t)qp->W) {
+			qp->c.stalls_window++;
+			break;
+		}
+		uint32_t len = w->len - w->seg_off;
+		if (len > qp->mtu)
+			len = qp->mtu; /* D3: every non-last packet carries one MTU */
+		uint32_t nominal = mrcp__nominal(data_mrc_len(w, len));
+		if (!qp->cc->ops->can_send(qp->cc->priv, nominal)) {
+			qp->c.stalls_cwnd++;
+			break;
+		}
+		int ev = pick_ev(e, qp, -1);
+		if (ev < 0) {
+			qp->c.stalls_no_ev++;
+			break;
+		}
+		uint32_t psn = qp->next_psn;
+		struct sb_entry *en = sb_at(qp, psn);
+		if (!w->started) {
+			w->started = true;
+			w->first_psn = psn;
+			if (w->opcode == MRCP_WR_WRITE_IMM)
+				qp->wimm_outstanding++;
+		}
+		memset(en, 0, sizeof(*en));
+		en->flags = SB_LIVE;
+		en->wqe = qp->sq_seg;
+		en->msg_off = w->seg_off;
+		en->len = (uint16_t)len;
+		en->nominal = (uint16_t)nominal;
+		en->prev = en->next = NIL;
+		qp->next_psn = mrcp_psn_add(psn, 1);
+		w->seg_off += len;
+		build_data(e, qp, w, en, psn, ev, false, &out[n++]);
+		qp->c.tx_data_pkts++;
+		qp->c.tx_data_bytes += len;
+		on_sent(e, qp, psn, ev, false);
+		if (w->seg_off >= w->len) {
+			w->all_sent = true;
+			w->last_psn = psn;
+			qp->sq_seg++;
+		}
+	}
+	return n;
+}
+
+/* ---- loss inference (D29) ------------------------------------------------------------- */
+
+static void declare_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint8_t cause)
+{
+	struct sb_entry *en = sb_at(qp, psn);
+
+	rtx_queue(qp, psn, cause, 0);
+	qp->c.losses++;
+	qp->cc->ops->on_loss(qp->cc->priv, en->nominal, e->now);
+	if (qp->mode == MRCP_MODE_MRC && en->ev >= 0)
+		mrcp_ev_on_loss(&qp->evs, en->ev, e->now); /* D30 */
+}
+
+static void infer_losses(struct mrcp_engine *e, struct qp *qp, uint64_t newest_sent)
+{
+	uint64_t guard = qp->min_rtt_ns + qp->target_qdelay_ns; /* min_rtt + reo_wnd */
+
+	/* An un-SACKed PSN sent before a SACKed one and older than the guard is
+	 * lost. The list is in send order, so stop at the first that is not. */
+	while (qp->out_head != NIL) {
+		uint32_t psn = qp->out_head;
+		struct sb_entry *en = sb_at(qp, psn);
+
+		if (!mrcp_time_lt(en->sent_ns, newest_sent))
+			break;
+		if (e->now - en->sent_ns <= guard)
+			break;
+		declare_lost(e, qp, psn, CAUSE_FAST);
+	}
+}
+
+/* ---- SACK (§4.4) ------------------------------------------------------------------------ */
+
+void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx)
+{
+	const struct mrcp_seth *s = &p->seth;
+	uint64_t newest_sent = 0;
+	bool any_newest = false;
+	struct mrcp_cc_sack in;
+	uint32_t units, delta;
+	int evi = -1;
+
+	(void)rx;
+	qp->c.sack_rx++;
+	qp->last_sack_ns = e->now;
+	/* 1. cumulative part */
+	if (mrcp_psn_ge(s->cack_psn, qp->snd_una) && mrcp_psn_lt(s->cack_psn, qp->next_psn)) {
+		ack_through(e, qp, s->cack_psn, &newest_sent);
+		any_newest = newest_sent != 0;
+	}
+	/* 2. the bitmap (D26, D27); the RC baseline uses only the cumulative ACK */
+	if (qp->mode == MRCP_MODE_MRC && s->sack_bitmap != 0) {
+		uint32_t base = mrcp_psn_add(s->cack_psn, s->sack_offset);
+		for (unsigned i = 0; i < MRCP_SACK_BITS; i++) {
+			if (!(s->sack_bitmap >> i & 1))
+				continue;
+			uint32_t psn = mrcp_psn_add(base, (int32_t)i);
+			if (!psn_in_flight(qp, psn))
+				continue;
+			struct sb_entry *en = sb_at(qp, psn);
+			if (!(en->flags & SB_LIVE) || (en->flags & SB_SACKED))
+				continue;
+			out_remove(qp, psn);
+			if (en->flags & SB_RTXQ) {
+				en->flags &= (uint8_t)~SB_RTXQ;
+				qp->n_rtxq--;
+			}
+			en->flags |= SB_SACKED;
+			if (!any_newest || mrcp_time_lt(newest_sent, en->sent_ns))
+				newest_sent = en->sent_ns;
+			any_newest = true;
+			if (en->ev >= 0) {
+				qp->evs.evs[en->ev].c.sacked++;
+				mrcp_ev_rev_learn(&qp->evs, en->ev); /* D48 */
+			}
+		}
+	}
+	/* 3. the verdict on the echoed EV (§5.3, D47) */
+	if (qp->mode == MRCP_MODE_MRC) {
+		evi = mrcp_ev_lookup(&qp->evs, s->entropy);
+		if (evi >= 0) {
+			if (s->m == MRCP_VERDICT_SKIP_ONCE) {
+				qp->evs.evs[evi].c.ecn++;
+				if (!s->pr)
+					mrcp_ev_event(&qp->evs, evi, MRCP_EV_EVT_SACK_SKIP_ONCE, e->now);
+			} else if (s->m == MRCP_VERDICT_ALWAYS_SKIP) {
+				qp->evs.evs[evi].c.ecn++;
+				if (!s->pr)
+					mrcp_ev_event(&qp->evs, evi, MRCP_EV_EVT_SACK_ALWAYS_SKIP, e->now);
+			}
+		}
+	}
+	/* probe answers (§4.7): resurrection by EV, else the tail-loss probe */
+	if (s->pr) {
+		if (evi >= 0 && qp->evs.evs[evi].probe_sent_ns != 0)
+			mrcp_ev_probe_answer(&qp->evs, evi, s->m, e->now); /* D45 */
+		else
+			qp->tlp_out = false;
+	}
+	/* 4. congestion control (§6.1) */
+	memset(&in, 0, sizeof(in));
+	units = p->cc.rcvd_bytes & 0xFFFFFF;
+	delta = (units - qp->last_rcvd_units) & 0xFFFFFF;
+	if (delta < (1u << 23)) { /* an older, reordered SACK gives a "negative" delta */
+		qp->last_rcvd_units = units;
+		in.newly_rcvd = (uint64_t)delta * 256;
+	}
+	in.ecn = s->m != MRCP_VERDICT_NONE;
+	if (s->svc_time != 255) {
+		uint64_t age = mrcp__ts_age_ns(e->now, p->cc.tx_timestamp);
+		uint64_t svc = (uint64_t)s->svc_time << TS_UNIT_SHIFT;
+		if (age >= svc && age - svc <= RTT_SAMPLE_MAX_NS) { /* D13 */
+			in.rtt_valid = true;
+			in.rtt_ns = age - svc;
+			if (qp->min_rtt_ns == 0 || in.rtt_ns < qp->min_rtt_ns)
+				qp->min_rtt_ns = in.rtt_ns;
+		}
+	}
+	in.pen = p->cc.rcv_cwnd_pen;
+	in.r_c = p->cc.r_c;
+	qp->cc->ops->on_sack(qp->cc->priv, &in, e->now);
+	/* 5. losses */
+	if (qp->mode == MRCP_MODE_MRC && any_newest)
+		infer_losses(e, qp, newest_sent);
+	mrcp__req_complete(e, qp);
+}
+
+/* ---- NACK (§3.7) ---------------------------------------------------------------------- */
+
+static void retry_bump(struct mrcp_engine *e, struct qp *qp)
+{
+	/* D33: one more retry; ERROR at linear_cnt + exp_cnt unless exp_cnt = 25 */
+	qp->k++;
+	if (qp->exp_cnt != 25 && qp->k >= qp->linear_cnt + qp->exp_cnt)
+		mrcp__qp_error(e, qp, MRCP_WC_RETRY_EXC_ERR);
+}
+
+void mrcp__req_on_nack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p)
+{
+	const struct mrcp_neth *nk = &p->neth;
+	struct sb_entry *en;
+	uint32_t psn = nk->nack_psn;
+	uint64_t base_rtt = e->cfg.base_rtt_ns;
+
+	qp->c.nack_rx++;
+	if (nk->nack_code == MRCP_NACK_UNEXP_EVENT) {
+		mrcp__qp_error(e, qp, MRCP_WC_REM_OP_ERR);
+		return;
+	}
+	if (!psn_in_flight(qp, psn))
+		return;
+	en = sb_at(qp, psn);
+	if (!(en->flags & SB_LIVE) || (en->flags & SB_SACKED))
+		return;
+	switch (nk->nack_code) {
+	case MRCP_NACK_TRIMMED:
+		/* §4.6: retransmit at once on another EV; the EV is skipped */
+		if (qp->mode == MRCP_MODE_MRC) {
+			int evi = mrcp_ev_lookup(&qp->evs, nk->entropy);
+			if (evi >= 0) {
+				qp->evs.evs[evi].c.trims++;
+				mrcp_ev_event(&qp->evs, evi, MRCP_EV_EVT_NACK_TRIMMED, e->now);
+			}
+		}
+		/* fall through */
+	case MRCP_NACK_TRIMMED_LASTHOP:
+		if (en->flags & SB_OUT)
+			qp->cc->ops->on_nack(qp->cc->priv, en->nominal, e->now);
+		rtx_queue(qp, psn, CAUSE_NACK, 0);
+		break;
+	case MRCP_NACK_PSN_OOR_WINDOW:
+		/* D35: hold until the window admits it; retry after a base RTT */
+		if (en->flags & SB_OUT && qp->cc->ops->on_forget != NULL)
+			qp->cc->ops->on_forget(qp->cc->priv, en->nominal);
+		rtx_queue(qp, psn, CAUSE_NACK, e->now + base_rtt);
+		break;
+	default:
+		/* NO_BITMAP, NO_PKT_BUFFER, NO_RESOURCE and unknown codes (D22, D35) */
+		if (en->flags & SB_OUT && qp->cc->ops->on_forget != NULL)
+			qp->cc->ops->on_forget(qp->cc->priv, en->nominal);
+		rtx_queue(qp, psn, CAUSE_NACK, e->now + base_rtt);
+		retry_bump(e, qp);
+		break;
+	}
+}
+
+/* ---- AETH and completions (D38) ------------------------------------------------------- */
+
+void mrcp__req_on_ack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p)
+{
+	const struct mrcp_aeth *a = &p->aeth;
+	uint16_t msn = (uint16_t)a->msn;
+
+	qp->c.ack_rx++;
+	switch (a->syndrome) {
+	case MRCP_AETH_ACK:
+		break;
+	case MRCP_AETH_NAK_REMOTE_ACCESS:
+		mrcp__qp_error(e, qp, MRCP_WC_REM_ACCESS_ERR);
+		return;
+	case MRCP_AETH_NAK_INVALID_REQ:
+		mrcp__qp_error(e, qp, MRCP_WC_REM_INV_REQ_ERR);
+		return;
+	default:
+		mrcp__qp_error(e, qp, MRCP_WC_REM_OP_ERR);
+		return;
+	}
+	/* ignore an AETH for a message we have not sent (stale or bogus) */
+	if (mrcp_msn_diff(msn, qp->next_msn) >= 0)
+		return;
+	if (!qp->peer_acked_valid || mrcp_msn_lt(qp->peer_acked_msn, msn)) {
+		qp->peer_acked_msn = msn;
+		qp->peer_acked_valid = true;
+	}
+	mrcp__req_complete(e, qp);
+}
+
+void mrcp__req_complete(struct mrcp_engine *e, struct qp *qp)
+{
+	if (qp->state != MRCP_QPS_RTS)
+		return;
+	while (qp->sq_head != qp->sq_seg && qp->peer_acked_valid) {
+		struct wqe *w = &qp->sq[qp->sq_head & qp->sq_mask];
+		struct mrcp_wc wc;
+
+		if (!w->all_sent || mrcp_msn_lt(qp->peer_acked_msn, w->msn))
+			break;
+		if ((w->flags & MRCP_WR_SIGNALED) && !mrcp__cq_room(e)) {
+			e->c.cq_overflow++;
+			break;
+		}
+		/* the message is complete at the responder: its PSNs are done */
+		if (mrcp_psn_ge(w->last_psn, qp->snd_una))
+			ack_through(e, qp, w->last_psn, NULL);
+		if (w->flags & MRCP_WR_SIGNALED) {
+			memset(&wc, 0, sizeof(wc));
+			wc.wr_id = w->wr_id;
+			wc.user_ctx = qp->user_ctx;
+			wc.qpn = qp->qpn;
+			wc.opcode = w->opcode == MRCP_WR_WRITE_IMM ? MRCP_WC_WRITE_IMM : MRCP_WC_WRITE;
+			wc.status = MRCP_WC_SUCCESS;
+			wc.byte_len = w->len;
+			wc.msn = w->msn;
+			mrcp__cq_push(e, &wc);
+		}
+		qp->c.wc_ok++;
+		if (w->opcode == MRCP_WR_WRITE_IMM && qp->wimm_outstanding > 0)
+			qp->wimm_outstanding--;
+		for (unsigned i = 0; i < w->n_sge; i++)
+			if (e->mrs[w->sge[i].mr].refs > 0)
+				e->mrs[w->sge[i].mr].refs--;
+		w->n_sge = 0;
+		qp->sq_head++;
+		qp->last_progress_ns = e->now;
+	}
+}
+
+/* ---- probes (§4.7) ------------------------------------------------------------------------ */
+
+static void send_probe(struct mrcp_engine *e, struct qp *qp, int ev)
+{
+	struct mrcp_tx *tx = mrcp__ctl_alloc(e);
+	struct mrcp_pkt p;
+	int hl;
+
+	if (tx == NULL)
+		return;
+	mrcp_pkt_init(&p, MRCP_OP_PROBE, qp->dqpn, mrcp_psn_add(qp->next_psn, -1)); /* D11 */
+	p.peth.probe_id = qp->probe_id++; /* D37 */
+	p.peth.spdcid = (uint16_t)qp->qpn; /* D15 */
+	p.peth.dpdcid = (uint16_t)qp->dqpn;
+	p.peth.tx_timestamp = mrcp__ts_now(e->now);
+	p.peth.ftype = MRCP_TSETH_FTYPE;
+	hl = mrcp_pkt_encode_hdr(&p, tx->hdr, sizeof(tx->hdr));
+	tx->hdr_len = (uint16_t)(hl > 0 ? hl : 0);
+	tx->opcode = MRCP_OP_PROBE;
+	tx->psn = p.bth.psn;
+	tx->qpn = qp->qpn;
+	tx->port = qp->evs.evs[ev].port;
+	tx->ev = qp->evs.evs[ev].value;
+	tx->dscp = e->cfg.dscp.dscp[MRCP_DSCP_CLASS_TRIMMABLE]; /* §3.8: probes are trimmable */
+	tx->ecn = MRCP_ECN_ECT0; /* D9 */
+	tx->dst = qp->peer->port_addr[tx->port - 1];
+	qp->c.probe_tx++;
+}
+
+static uint64_t tlp_time(const struct qp *qp)
+{
+	/* D36: min_rtt + 2 x target_qdelay without a SACK while data is out */
+	const struct sb_entry *head;
+	uint64_t ref = qp->last_sack_ns;
+
+	if (qp->n_out == 0 || qp->tlp_out || qp->out_head == NIL)
+		return UINT64_MAX;
+	head = &qp->sb[qp->out_head & qp->sb_mask];
+	if (mrcp_time_lt(ref, head->sent_ns))
+		ref = head->sent_ns;
+	return ref + qp->min_rtt_ns + 2 * qp->target_qdelay_ns;
+}
+
+static uint64_t aeth_probe_time(const struct qp *qp)
+{
+	/* §4.7: everything SACKed but completions pending longer than T */
+	if (qp->n_out != 0 || qp->n_rtxq != 0 || qp->sq_head == qp->sq_seg || qp->tlp_out)
+		return UINT64_MAX;
+	return qp->last_progress_ns + qp->T_ns;
+}
+
+static uint64_t hold_time(const struct qp *qp)
+{
+	uint64_t best = UINT64_MAX;
+
+	if (qp->n_rtxq == 0)
+		return UINT64_MAX;
+	for (uint32_t psn = qp->snd_una; mrcp_psn_lt(psn, qp->next_psn); psn = mrcp_psn_add(psn, 1)) {
+		const struct sb_entry *en = &qp->sb[psn & qp->sb_mask];
+		if ((en->flags & SB_RTXQ) && (best == UINT64_MAX || mrcp_time_lt(en->not_before_ns, best)))
+			best = en->not_before_ns;
+	}
+	return best;
+}
+
+static uint64_t min_t(uint64_t a, uint64_t b)
+{
+	if (a == UINT64_MAX)
+		return b;
+	if (b == UINT64_MAX)
+		return a;
+	return mrcp_time_lt(a, b) ? a : b;
+}
+
+uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp)
+{
+	uint64_t d = UINT64_MAX;
+
+	(void)e;
+	if (qp->state != MRCP_QPS_RTS)
+		return UINT64_MAX;
+	/* the earliest RTO deadline: send order, so the first few entries */
+	unsigned seen = 0;
+	for (uint32_t psn = qp->out_head; psn != NIL && seen < 8; seen++) {
+		const struct sb_entry *en = &qp->sb[psn & qp->sb_mask];
+		d = min_t(d, en->deadline_ns);
+		psn = en->next;
+	}
+	if (qp->mode == MRCP_MODE_MRC) {
+		d = min_t(d, tlp_time(qp));
+		d = min_t(d, mrcp_ev_next_deadline(&qp->evs));
+	}
+	d = min_t(d, aeth_probe_time(qp));
+	if (qp->n_rtxq != 0) {
+		uint64_t h = hold_time(qp);
+		if (h != UINT64_MAX && mrcp_time_lt(e->now, h))
+			d = min_t(d, h);
+	}
+	return d;
+}
+
+/* An RTO round (§4.5): every expired packet goes again on a fresh EV, its
+ * EV becomes ASSUMED_BAD, and k grows. */
+static void rto_round(struct mrcp_engine *e, struct qp *qp)
+{
+	unsigned expired = 0;
+	uint32_t psn = qp->out_head;
+
+	while (psn != NIL) {
+		struct sb_entry *en = sb_at(qp, psn);
+		uint32_t next = en->next;
+
+		if (mrcp_time_le(en->deadline_ns, e->now)) {
+			if (qp->mode == MRCP_MODE_MRC && en->ev >= 0) {
+				qp->evs.evs[en->ev].c.rtos++;
+				mrcp_ev_event(&qp->evs, en->ev, MRCP_EV_EVT_RTO, e->now);
+			}
+			rtx_queue(qp, psn, CAUSE_RTO, 0);
+			en->flags |= SB_BY_TIMEOUT;
+			expired++;
+		} else if (mrcp_time_lt(e->now, en->sent_ns + qp->T_ns)) {
+			break; /* this and every later send cannot have expired */
+		}
+		psn = next;
+	}
+	if (expired == 0)
+		return;
+	if (qp->mode == MRCP_MODE_RC) {
+		/* go-back-N: the responder drops everything after a gap */
+		for (psn = qp->out_head; psn != NIL;) {
+			uint32_t next = sb_at(qp, psn)->next;
+			rtx_queue(qp, psn, CAUSE_RTO, 0);
+			sb_at(qp, psn)->flags |= SB_BY_TIMEOUT;
+			psn = next;
+		}
+	}
+	qp->c.rto_rounds++;
+	qp->cc->ops->on_timeout(qp->cc->priv, qp->outstanding_bytes, e->now);
+	retry_bump(e, qp);
+}
+
+void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp)
+{
+	if (qp->state != MRCP_QPS_RTS)
+		return;
+	rto_round(e, qp);
+	if (qp->state != MRCP_QPS_RTS)
+		return;
+	if (qp->mode == MRCP_MODE_MRC) {
+		uint16_t due[16];
+		unsigned n = mrcp_ev_probes_due(&qp->evs, e->now, qp->T_ns, due, 16);
+		for (unsigned i = 0; i < n; i++) /* D45: on the EV under test */
+			send_probe(e, qp, due[i]);
+		/* SKIP expiries happen inside selection; make sure it runs */
+		if (mrcp_time_le(tlp_time(qp), e->now)) {
+			int ev = mrcp_ev_select(&qp->evs, e->now, -1, e->port_room);
+			if (ev >= 0) {
+				send_probe(e, qp, ev); /* D36: on a fresh GOOD EV */
+				qp->tlp_out = true;
+				qp->tlp_sent_ns = e->now;
+				qp->tlp_ev = ev;
+			}
+		}
+	}
+	if (mrcp_time_le(aeth_probe_time(qp), e->now)) {
+		int ev = qp->mode == MRCP_MODE_RC ? qp->rc_ev : mrcp_ev_select(&qp->evs, e->now, -1, e->port_room);
+		if (ev >= 0) {
+			send_probe(e, qp, ev);
+			qp->tlp_out = true;
+			qp->tlp_sent_ns = e->now;
+			qp->last_progress_ns = e->now;
+		}
+	}
+	/* a tail-loss probe that was never answered may be sent again */
+	if (qp->tlp_out && e->now - qp->tlp_sent_ns > qp->T_ns)
+		qp->tlp_out = false;
+}
+
+void mrcp__req_port_down(struct mrcp_engine *e, struct qp *qp, uint8_t port)
+{
+	uint32_t psn = qp->out_head;
+
+	/* D50: everything un-SACKed that left through @port goes again elsewhere */
+	while (psn != NIL) {
+		struct sb_entry *en = sb_at(qp, psn);
+		uint32_t next = en->next;
+		if (en->port == port) {
+			if (qp->cc->ops->on_forget != NULL)
+				qp->cc->ops->on_forget(qp->cc->priv, en->nominal);
+			rtx_queue(qp, psn, CAUSE_PORT, 0);
+		}
+		psn = next;
+	}
+	(void)e;
+}

@@ -1,0 +1,658 @@
+/* test_engine.c - two engines joined by a fake link (no frames, no fabric):
+ * the engine's public interface end to end - connection info, QP setup,
+ * Write and WriteImm delivery and placement, MSN-ordered completions, loss
+ * recovery by SACK, NACK and RTO, retry exhaustion, remote access errors and
+ * the RC baseline. Virtual time only. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "mrcp_engine.h"
+#include "mrcp_test.h"
+#include "mrcp_wire.h"
+
+#define NODES 2
+#define BUF_LEN (4u << 20)
+#define LINK_MAX 65536
+
+struct pkt {
+	uint8_t data[4200];
+	uint32_t len;
+	uint64_t at;          /* delivery time */
+	struct mrcp_rx rx;
+	int to;
+};
+
+/* drop policy: return true to drop */
+typedef bool (*drop_fn)(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p);
+
+struct link {
+	struct mrcp_engine *eng[NODES];
+	uint32_t qpn[NODES];
+	uint8_t *buf[NODES];
+	uint32_t lkey[NODES], rkey[NODES];
+	struct pkt *q;        /* in flight, FIFO by time (constant delay) */
+	unsigned qh, qt;
+	uint64_t now;
+	uint64_t delay_ns;
+	drop_fn drop;
+	void *drop_ctx;
+	uint8_t trim_next;    /* deliver the next data packet trimmed */
+	unsigned delivered, dropped;
+};
+
+static void ip_of(struct mrcp_ip *ip, int node, int port)
+{
+	memset(ip, 0, sizeof(*ip));
+	ip->family = 4;
+	ip->a[0] = 10;
+	ip->a[1] = (uint8_t)port;
+	ip->a[3] = (uint8_t)(node + 1);
+}
+
+static void link_init(struct link *l, uint8_t ports, enum mrcp_qp_mode mode, void (*tweak)(struct mrcp_engine_config *))
+{
+	memset(l, 0, sizeof(*l));
+	l->q = calloc(LINK_MAX, sizeof(*l->q));
+	l->delay_ns = 2000;
+	for (int n = 0; n < NODES; n++) {
+		struct mrcp_engine_config c;
+		mrcp_engine_config_defaults(&c);
+		c.seed = 100 + (uint64_t)n;
+		c.n_ports = ports;
+		ip_of(&c.node_addr, n, 0);
+		for (int p = 0; p < ports; p++)
+			ip_of(&c.port_addr[p], n, p + 1);
+		c.ev.n_active = (uint16_t)(8 * ports);
+		c.ev.n_backup = (uint16_t)(4 * ports);
+		c.timeout = 6; /* 65.5 us */
+		if (tweak)
+			tweak(&c);
+		ASSERT_EQ(0, mrcp_engine_create(&c, &l->eng[n]));
+		l->buf[n] = calloc(1, BUF_LEN);
+		ASSERT_EQ(0, mrcp_mr_reg(l->eng[n], (uint64_t)(uintptr_t)l->buf[n], BUF_LEN, l->buf[n],
+					 MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE, &l->lkey[n], &l->rkey[n]));
+		struct mrcp_qp_attr a = {.mode = mode, .user_ctx = 77 + (uint64_t)n};
+		ASSERT_EQ(0, mrcp_qp_create(l->eng[n], &a, &l->qpn[n]));
+	}
+	struct mrcp_conn_info ci[NODES];
+	for (int n = 0; n < NODES; n++)
+		ASSERT_EQ(0, mrcp_qp_local_info(l->eng[n], l->qpn[n], &ci[n]));
+	for (int n = 0; n < NODES; n++)
+		ASSERT_EQ(0, mrcp_qp_connect(l->eng[n], l->qpn[n], &ci[1 - n], 0));
+}
+
+static void link_fini(struct link *l)
+{
+	for (int n = 0; n < NODES; n++) {
+		mrcp_engine_destroy(l->eng[n]);
+		free(l->buf[n]);
+	}
+	free(l->q);
+}
+
+static void emit(struct link *l, int from, const struct mrcp_tx *tx)
+{
+	struct pkt *p = &l->q[l->qt % LINK_MAX];
+	uint32_t off = tx->hdr_len;
+
+	ASSERT_LT(l->qt - l->qh, LINK_MAX);
+	memcpy(p->data, tx->hdr, tx->hdr_len);
+	for (unsigned i = 0; i < tx->n_seg; i++) {
+		memcpy(p->data + off, tx->seg[i].ptr, tx->seg[i].len);
+		off += tx->seg[i].len;
+	}
+	memset(p->data + off, 0, tx->pad);
+	off += tx->pad;
+	p->len = off;
+	p->at = l->now + l->delay_ns;
+	p->to = 1 - from;
+	memset(&p->rx, 0, sizeof(p->rx));
+	p->rx.port = tx->port;
+	p->rx.ev = tx->ev;
+	p->rx.ecn = tx->ecn;
+	ip_of(&p->rx.src, from, tx->port);
+	if (l->drop && l->drop(l->drop_ctx, from, tx, p)) {
+		l->dropped++;
+		return;
+	}
+	if (l->trim_next && mrcp_opcode_is_data(tx->opcode)) {
+		l->trim_next--;
+		p->rx.trim = MRCP_TRIM_FABRIC;
+		p->len = tx->hdr_len; /* header only */
+	}
+	l->qt++;
+}
+
+/* Advance virtual time until @until or until @done says so. */
+static void link_run(struct link *l, uint64_t until, bool (*done)(struct link *), unsigned max_steps)
+{
+	struct mrcp_tx tx[64];
+
+	for (unsigned step = 0; step < max_steps; step++) {
+		/* everything due now */
+		for (int n = 0; n < NODES; n++) {
+			unsigned k = mrcp_poll(l->eng[n], l->now, tx, 64);
+			for (unsigned i = 0; i < k; i++)
+				emit(l, n, &tx[i]);
+		}
+		while (l->qh != l->qt && l->q[l->qh % LINK_MAX].at <= l->now) {
+			struct pkt *p = &l->q[l->qh % LINK_MAX];
+			p->rx.data = p->data;
+			p->rx.len = p->len;
+			mrcp_rx_burst(l->eng[p->to], &p->rx, 1, l->now);
+			l->qh++;
+			l->delivered++;
+		}
+		if (done && done(l))
+			return;
+		/* next event */
+		uint64_t next = UINT64_MAX;
+		if (l->qh != l->qt)
+			next = l->q[l->qh % LINK_MAX].at;
+		for (int n = 0; n < NODES; n++) {
+			uint64_t d = mrcp_next_deadline(l->eng[n]);
+			if (d < next)
+				next = d;
+		}
+		if (next == UINT64_MAX || next > until)
+			return;
+		l->now = next > l->now ? next : l->now + 1;
+	}
+}
+
+static int post_write(struct link *l, int from, uint32_t off, uint32_t len, uint64_t wr_id, bool imm, uint32_t immv)
+{
+	struct mrcp_sge sge = {.addr = (uint64_t)(uintptr_t)l->buf[from] + off, .len = len, .lkey = l->lkey[from]};
+	struct mrcp_send_wr wr = {
+		.wr_id = wr_id,
+		.opcode = imm ? MRCP_WR_WRITE_IMM : MRCP_WR_WRITE,
+		.flags = MRCP_WR_SIGNALED,
+		.imm = immv,
+		.sg_list = &sge,
+		.num_sge = len ? 1 : 0,
+		.remote_addr = (uint64_t)(uintptr_t)l->buf[1 - from] + off,
+		.rkey = l->rkey[1 - from],
+	};
+	return mrcp_qp_post_send(l->eng[from], l->qpn[from], &wr, l->now);
+}
+
+static void fill(struct link *l, int n, uint32_t off, uint32_t len, uint8_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		l->buf[n][off + i] = (uint8_t)(seed + i * 7 + (i >> 9));
+}
+
+static unsigned cq_drain(struct link *l, int n, struct mrcp_wc *wc, unsigned max)
+{
+	return mrcp_poll_cq(l->eng[n], wc, max);
+}
+
+static void dump(struct link *l)
+{
+	struct mrcp_qp_info qi;
+
+	for (int n = 0; n < NODES; n++) {
+		mrcp_qp_info(l->eng[n], l->qpn[n], &qi);
+		fprintf(stderr, "  node %d t=%llu state %u next_psn %u snd_una %u out %u rcv_cack %u k %u rto %llu rtx_rto %llu fast %llu cwnd %llu infl %llu stall_ev %llu stall_cwnd %llu dl %llu q %u\n",
+			n, (unsigned long long)l->now, qi.state, qi.next_psn, qi.snd_una, qi.outstanding_pkts, qi.rcv_cack, qi.retry_k,
+			(unsigned long long)qi.c.rto_rounds, (unsigned long long)qi.c.rtx_rto, (unsigned long long)qi.c.rtx_fast,
+			(unsigned long long)qi.cc.cwnd, (unsigned long long)qi.cc.inflight,
+			(unsigned long long)qi.c.stalls_no_ev, (unsigned long long)qi.c.stalls_cwnd,
+			(unsigned long long)mrcp_next_deadline(l->eng[n]), l->qt - l->qh);
+	}
+}
+
+static bool sender_idle(struct link *l)
+{
+	struct mrcp_qp_info qi;
+
+	mrcp_qp_info(l->eng[0], l->qpn[0], &qi);
+	return qi.sq_outstanding == 0 && qi.next_msn != 0 && l->qh == l->qt;
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+TEST(engine, conn_info__round_trip_and_rejects)
+{
+	struct mrcp_conn_info a, b;
+	uint8_t buf[MRCP_CONN_INFO_LEN + 8];
+
+	memset(&a, 0, sizeof(a));
+	a.versions = 1;
+	a.qpn = 0x123456;
+	a.init_psn = 0xABCDEF;
+	ip_of(&a.node_addr, 0, 0);
+	a.n_ports = 2;
+	ip_of(&a.port_addr[0], 0, 1);
+	ip_of(&a.port_addr[1], 0, 2);
+	a.port_status_mask = 3;
+	a.mtu = 4096;
+	a.mpr_dest = 8;
+	a.max_wimm_dest = 128;
+	a.trim_nack = true;
+	a.svc_time = true;
+	a.udp_port = 4791;
+	a.buf_va = 0x1122334455667788ull;
+	a.buf_rkey = 0x99;
+	a.buf_len = 1ull << 33;
+	ASSERT_EQ(MRCP_CONN_INFO_LEN, mrcp_conn_info_encode(&a, buf, sizeof(buf)));
+	ASSERT_EQ(0, mrcp_conn_info_decode(buf, MRCP_CONN_INFO_LEN, &b));
+	ASSERT_EQ(0, memcmp(&a, &b, sizeof(a)));
+	ASSERT_EQ(-ENOBUFS, mrcp_conn_info_encode(&a, buf, MRCP_CONN_INFO_LEN - 1));
+	ASSERT_EQ(-EBADMSG, mrcp_conn_info_decode(buf, MRCP_CONN_INFO_LEN - 1, &b));
+	buf[5] = 2; /* blob version */
+	ASSERT_EQ(-EPROTO, mrcp_conn_info_decode(buf, MRCP_CONN_INFO_LEN, &b));
+	buf[5] = 1;
+	buf[0] ^= 1; /* magic */
+	ASSERT_EQ(-EBADMSG, mrcp_conn_info_decode(buf, MRCP_CONN_INFO_LEN, &b));
+}
+
+TEST(engine, qp_connect__refuses_other_udp_port_and_version)
+{
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e;
+	struct mrcp_conn_info ci;
+	uint32_t qpn;
+
+	mrcp_engine_config_defaults(&c);
+	ip_of(&c.node_addr, 0, 0);
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e));
+	ASSERT_EQ(0, mrcp_qp_create(e, NULL, &qpn));
+	ASSERT_EQ(0, mrcp_qp_local_info(e, qpn, &ci));
+	ci.qpn = 0x100;
+	ci.udp_port = 4971;
+	ASSERT_EQ(-EPROTO, mrcp_qp_connect(e, qpn, &ci, 0)); /* D59 */
+	ci.udp_port = 4791;
+	ci.versions = 2;
+	ASSERT_EQ(-EPROTO, mrcp_qp_connect(e, qpn, &ci, 0));
+	ci.versions = 1;
+	ci.mtu = 1500;
+	ASSERT_EQ(-EINVAL, mrcp_qp_connect(e, qpn, &ci, 0));
+	ci.mtu = 1024;
+	ASSERT_EQ(0, mrcp_qp_connect(e, qpn, &ci, 0));
+	ASSERT_EQ(MRCP_QPS_RTS, mrcp_qp_state(e, qpn));
+	ASSERT_EQ(-EPERM, mrcp_qp_connect(e, qpn, &ci, 0));
+	ASSERT_EQ(-ENOENT, mrcp_qp_connect(e, qpn + 1, &ci, 0));
+	mrcp_engine_destroy(e);
+}
+
+TEST(engine, post_send__validates)
+{
+	struct link l;
+	struct mrcp_sge sge;
+	struct mrcp_send_wr wr;
+
+	link_init(&l, 2, MRCP_MODE_MRC, NULL);
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = 9;
+	ASSERT_EQ(-EINVAL, mrcp_qp_post_send(l.eng[0], l.qpn[0], &wr, 0));
+	wr.opcode = MRCP_WR_WRITE;
+	sge = (struct mrcp_sge){.addr = (uint64_t)(uintptr_t)l.buf[0] + BUF_LEN - 10, .len = 11, .lkey = l.lkey[0]};
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	ASSERT_EQ(-EFAULT, mrcp_qp_post_send(l.eng[0], l.qpn[0], &wr, 0));
+	sge.lkey ^= 0x100;
+	sge.len = 1;
+	ASSERT_EQ(-EFAULT, mrcp_qp_post_send(l.eng[0], l.qpn[0], &wr, 0));
+	ASSERT_EQ(-ENOENT, mrcp_qp_post_send(l.eng[0], 3, &wr, 0));
+	/* a WR holds its region: dereg is refused until it completes */
+	ASSERT_EQ(0, post_write(&l, 0, 0, 100, 1, false, 0));
+	ASSERT_EQ(-EBUSY, mrcp_mr_dereg(l.eng[0], l.lkey[0]));
+	link_run(&l, 10000000, sender_idle, 100000);
+	struct mrcp_wc wc[4];
+	ASSERT_EQ(1, cq_drain(&l, 0, wc, 4));
+	ASSERT_EQ(0, mrcp_mr_dereg(l.eng[0], l.lkey[0]));
+	ASSERT_EQ(-ENOENT, mrcp_mr_dereg(l.eng[0], l.lkey[0]));
+	link_fini(&l);
+}
+
+TEST(engine, write__lossless_places_every_byte_and_completes_once)
+{
+	struct link l;
+	struct mrcp_wc wc[64];
+	unsigned n;
+
+	link_init(&l, 4, MRCP_MODE_MRC, NULL);
+	fill(&l, 0, 0, 1u << 20, 3);
+	for (int i = 0; i < 16; i++)
+		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
+	link_run(&l, 100000000, sender_idle, 1000000);
+	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
+	n = cq_drain(&l, 0, wc, 64);
+	ASSERT_EQ(16, n);
+	for (unsigned i = 0; i < n; i++) {
+		ASSERT_EQ(i, wc[i].wr_id);
+		ASSERT_EQ(MRCP_WC_SUCCESS, wc[i].status);
+		ASSERT_EQ(MRCP_WC_WRITE, wc[i].opcode);
+		ASSERT_EQ(1u << 16, wc[i].byte_len);
+		ASSERT_EQ(77, wc[i].user_ctx);
+	}
+	struct mrcp_qp_info qi;
+	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	ASSERT_EQ(256, qi.c.tx_data_pkts);
+	ASSERT_EQ(0, qi.c.rtx_fast + qi.c.rtx_rto + qi.c.rtx_nack);
+	ASSERT_EQ(0, cq_drain(&l, 1, wc, 64)); /* plain Writes complete nothing at the responder */
+	link_fini(&l);
+}
+
+TEST(engine, write_imm__delivers_immediates_in_msn_order)
+{
+	struct link l;
+	struct mrcp_wc wc[64];
+	unsigned n;
+
+	link_init(&l, 2, MRCP_MODE_MRC, NULL);
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(0, mrcp_qp_post_recv(l.eng[1], l.qpn[1], 1000 + (uint64_t)i));
+	fill(&l, 0, 0, 8 * 10000, 9);
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i * 10000, 10000, (uint64_t)i, true, 0xA0 + (uint32_t)i));
+	/* zero-length WriteImm too */
+	ASSERT_EQ(0, mrcp_qp_post_recv(l.eng[1], l.qpn[1], 2000));
+	ASSERT_EQ(0, post_write(&l, 0, 0, 0, 8, true, 0xEE));
+	link_run(&l, 100000000, sender_idle, 1000000);
+	ASSERT_MEMEQ(l.buf[0], l.buf[1], 8 * 10000);
+	n = cq_drain(&l, 1, wc, 64);
+	ASSERT_EQ(9, n);
+	for (unsigned i = 0; i < n; i++) {
+		ASSERT_EQ(MRCP_WC_RECV_IMM, wc[i].opcode);
+		ASSERT_EQ(MRCP_WC_SUCCESS, wc[i].status);
+		ASSERT_EQ(i < 8 ? 1000 + i : 2000, wc[i].wr_id);
+		ASSERT_EQ(i < 8 ? 0xA0 + i : 0xEE, wc[i].imm);
+		ASSERT_EQ(i < 8 ? 10000 : 0, wc[i].byte_len);
+		ASSERT_EQ(i, wc[i].msn);
+	}
+	ASSERT_EQ(9, cq_drain(&l, 0, wc, 64));
+	link_fini(&l);
+}
+
+struct psn_drop {
+	int count;      /* first transmissions of data packets to drop */
+	int every;      /* drop every Nth data packet (first transmissions) */
+	int seen;
+	bool all;       /* drop everything from node 0 */
+	uint32_t ev;    /* drop every packet on this EV (0 = off) */
+};
+
+static bool drop_first_tx(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p)
+{
+	struct psn_drop *d = ctx;
+
+	(void)p;
+	if (from != 0)
+		return false;
+	if (d->all)
+		return true;
+	if (d->ev != 0 && tx->ev == d->ev)
+		return true;
+	if (!mrcp_opcode_is_data(tx->opcode) || tx->rtx)
+		return false;
+	d->seen++;
+	if (d->every && d->seen % d->every == 0)
+		return true;
+	if (d->count > 0 && d->seen > 5) {
+		d->count--;
+		return true;
+	}
+	return false;
+}
+
+TEST(engine, loss__sack_driven_retransmit_on_another_ev)
+{
+	struct link l;
+	struct psn_drop d = {.every = 10};
+	struct mrcp_wc wc[64];
+
+	link_init(&l, 4, MRCP_MODE_MRC, NULL);
+	l.drop = drop_first_tx;
+	l.drop_ctx = &d;
+	fill(&l, 0, 0, 2u << 20, 5);
+	for (int i = 0; i < 32; i++)
+		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
+	link_run(&l, 200000000, sender_idle, 2000000);
+	ASSERT_MEMEQ(l.buf[0], l.buf[1], 2u << 20);
+	ASSERT_EQ(32, cq_drain(&l, 0, wc, 64));
+	for (int i = 0; i < 32; i++)
+		ASSERT_EQ(MRCP_WC_SUCCESS, wc[i].status);
+	struct mrcp_qp_info qi;
+	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	/* 512 packets, every 10th first transmission dropped: 51 losses,
+	 * repaired mostly by SACK inference, never more often than dropped */
+	ASSERT_GE(qi.c.rtx_fast + qi.c.rtx_rto, 51);
+	ASSERT_GT(qi.c.rtx_fast, 25);
+	ASSERT_EQ(MRCP_QPS_RTS, qi.state);
+	link_fini(&l);
+}
+
+TEST(engine, loss__trimmed_packet_is_nacked_and_resent)
+{
+	struct link l;
+	struct mrcp_wc wc[8];
+	struct mrcp_qp_info qi, ri;
+
+	link_init(&l, 2, MRCP_MODE_MRC, NULL);
+	fill(&l, 0, 0, 40000, 1);
+	l.trim_next = 3;
+	ASSERT_EQ(0, post_write(&l, 0, 0, 40000, 1, false, 0));
+	link_run(&l, 100000000, sender_idle, 100000);
+	ASSERT_MEMEQ(l.buf[0], l.buf[1], 40000);
+	ASSERT_EQ(1, cq_drain(&l, 0, wc, 8));
+	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	ASSERT_EQ(0, mrcp_qp_info(l.eng[1], l.qpn[1], &ri));
+	ASSERT_EQ(3, ri.c.rx_trimmed);
+	ASSERT_EQ(3, ri.c.nack_tx);
+	ASSERT_EQ(3, qi.c.nack_rx);
+	ASSERT_EQ(3, qi.c.rtx_nack);
+	ASSERT_EQ(0, qi.c.rtx_rto);
+	link_fini(&l);
+}
+
+static bool drop_window(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p)
+{
+	struct link *l = ctx;
+
+	(void)tx;
+	(void)p;
+	/* everything from node 0 is lost between 20 us and 500 us */
+	return from == 0 && l->now >= 20000 && l->now < 500000;
+}
+
+TEST(engine, rto__recovers_after_an_outage)
+{
+	struct link l;
+	struct mrcp_wc wc[8];
+	struct mrcp_qp_info qi;
+
+	link_init(&l, 2, MRCP_MODE_MRC, NULL);
+	l.drop = drop_window;
+	l.drop_ctx = &l;
+	fill(&l, 0, 0, 1u << 20, 2);
+	ASSERT_EQ(0, post_write(&l, 0, 0, 1u << 20, 1, false, 0));
+	link_run(&l, 500000000, sender_idle, 2000000);
+	if (getenv("DUMP")) dump(&l);
+	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
+	ASSERT_EQ(1, cq_drain(&l, 0, wc, 8));
+	ASSERT_EQ(MRCP_WC_SUCCESS, wc[0].status);
+	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	ASSERT_GT(qi.c.rto_rounds, 0);
+	ASSERT_GT(qi.c.rtx_rto, 0);
+	link_fini(&l);
+}
+
+TEST(engine, rto__retry_exceeded_flushes_with_errors)
+{
+	struct link l;
+	struct psn_drop d = {.all = true};
+	struct mrcp_wc wc[8];
+	struct mrcp_event ev[16];
+	unsigned n, nev;
+	bool saw_error = false;
+
+	link_init(&l, 2, MRCP_MODE_MRC, NULL);
+	l.drop = drop_first_tx;
+	l.drop_ctx = &d;
+	ASSERT_EQ(0, post_write(&l, 0, 0, 5000, 1, false, 0));
+	ASSERT_EQ(0, post_write(&l, 0, 5000, 5000, 2, false, 0));
+	link_run(&l, 60ull * 1000000000ull, NULL, 5000000);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.eng[0], l.qpn[0]));
+	n = cq_drain(&l, 0, wc, 8);
+	ASSERT_EQ(2, n);
+	ASSERT_EQ(MRCP_WC_RETRY_EXC_ERR, wc[0].status);
+	ASSERT_EQ(MRCP_WC_FLUSH_ERR, wc[1].status);
+	while ((nev = mrcp_poll_events(l.eng[0], ev, 16)) != 0)
+		for (unsigned i = 0; i < nev; i++)
+			if (ev[i].type == MRCP_EVENT_QP_ERROR)
+				saw_error = true;
+	ASSERT_TRUE(saw_error);
+	/* the clock stopped: nothing more to do, no hang */
+	ASSERT_U64_EQ(UINT64_MAX, mrcp_next_deadline(l.eng[0]));
+	link_fini(&l);
+}
+
+TEST(engine, access__bad_rkey_is_a_remote_access_error)
+{
+	struct link l;
+	struct mrcp_sge sge;
+	struct mrcp_send_wr wr;
+	struct mrcp_wc wc[4];
+
+	link_init(&l, 1, MRCP_MODE_MRC, NULL);
+	sge = (struct mrcp_sge){.addr = (uint64_t)(uintptr_t)l.buf[0], .len = 64, .lkey = l.lkey[0]};
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = MRCP_WR_WRITE;
+	wr.flags = MRCP_WR_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.remote_addr = (uint64_t)(uintptr_t)l.buf[1] + BUF_LEN - 32; /* runs past the region */
+	wr.rkey = l.rkey[1];
+	ASSERT_EQ(0, mrcp_qp_post_send(l.eng[0], l.qpn[0], &wr, 0));
+	link_run(&l, 10000000, NULL, 10000);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.eng[1], l.qpn[1]));
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.eng[0], l.qpn[0]));
+	ASSERT_EQ(1, cq_drain(&l, 0, wc, 4));
+	ASSERT_EQ(MRCP_WC_REM_ACCESS_ERR, wc[0].status);
+	link_fini(&l);
+}
+
+TEST(engine, write_imm__without_a_receive_is_fatal)
+{
+	struct link l;
+	struct mrcp_wc wc[4];
+
+	link_init(&l, 1, MRCP_MODE_MRC, NULL);
+	ASSERT_EQ(0, post_write(&l, 0, 0, 100, 1, true, 5));
+	link_run(&l, 10000000, NULL, 10000);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.eng[0], l.qpn[0]));
+	ASSERT_EQ(1, cq_drain(&l, 0, wc, 4));
+	ASSERT_EQ(MRCP_WC_REM_INV_REQ_ERR, wc[0].status);
+	link_fini(&l);
+}
+
+TEST(engine, rc_mode__lossless_and_go_back_n)
+{
+	struct link l;
+	struct psn_drop d = {.count = 1};
+	struct mrcp_wc wc[8];
+	struct mrcp_qp_info qi;
+
+	link_init(&l, 4, MRCP_MODE_RC, NULL);
+	l.drop = drop_first_tx;
+	l.drop_ctx = &d;
+	fill(&l, 0, 0, 1u << 20, 8);
+	ASSERT_EQ(0, post_write(&l, 0, 0, 1u << 20, 1, false, 0));
+	link_run(&l, 1000000000, sender_idle, 2000000);
+	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
+	ASSERT_EQ(1, cq_drain(&l, 0, wc, 8));
+	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	/* one loss costs an RTO and a go-back-N resend; no fast retransmit */
+	ASSERT_EQ(0, qi.c.rtx_fast);
+	ASSERT_GE(qi.c.rto_rounds, 1);
+	ASSERT_GT(qi.c.rtx_rto, 1);
+	link_fini(&l);
+}
+
+static bool one_ev_dead_init;
+static bool drop_one_ev(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p)
+{
+	struct psn_drop *d = ctx;
+
+	(void)p;
+	if (from == 0 && !one_ev_dead_init && mrcp_opcode_is_data(tx->opcode)) {
+		d->ev = tx->ev; /* the first data EV goes silent for good */
+		one_ev_dead_init = true;
+	}
+	return from == 0 && d->ev != 0 && tx->ev == d->ev;
+}
+
+TEST(engine, ev__a_silent_path_is_retired_and_traffic_continues)
+{
+	struct link l;
+	struct psn_drop d = {0};
+	struct mrcp_wc wc[64];
+	const struct mrcp_ev_set *s;
+	int idx;
+
+	one_ev_dead_init = false;
+	link_init(&l, 2, MRCP_MODE_MRC, NULL);
+	l.drop = drop_one_ev;
+	l.drop_ctx = &d;
+	fill(&l, 0, 0, 2u << 20, 4);
+	for (int i = 0; i < 32; i++)
+		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
+	link_run(&l, 500000000, sender_idle, 4000000);
+	ASSERT_MEMEQ(l.buf[0], l.buf[1], 2u << 20);
+	ASSERT_EQ(32, cq_drain(&l, 0, wc, 64));
+	s = mrcp_qp_evs(l.eng[0], l.qpn[0]);
+	ASSERT_TRUE(s != NULL);
+	idx = mrcp_ev_lookup(s, d.ev);
+	ASSERT_GE(idx, 0);
+	ASSERT_NE(MRCP_EV_GOOD, s->evs[idx].state);
+	ASSERT_GT(s->evs[idx].c.transitions, 0);
+	link_fini(&l);
+}
+
+TEST(engine, port_down__peer_learns_the_mask)
+{
+	struct link l;
+	struct mrcp_event ev[32];
+	unsigned n;
+	bool seen = false;
+
+	link_init(&l, 4, MRCP_MODE_MRC, NULL);
+	ASSERT_EQ(0, mrcp_port_set_link(l.eng[0], 3, false, 0));
+	ASSERT_EQ(-EINVAL, mrcp_port_set_link(l.eng[0], 9, false, 0));
+	link_run(&l, 5000000, NULL, 10000);
+	n = mrcp_poll_events(l.eng[1], ev, 32);
+	for (unsigned i = 0; i < n; i++)
+		if (ev[i].type == MRCP_EVENT_PEER_PORTS && ev[i].peer_ports.mask == 0xB)
+			seen = true;
+	ASSERT_TRUE(seen);
+	link_fini(&l);
+}
+
+TEST(engine, ev_probe__reports_rtt)
+{
+	struct link l;
+	struct mrcp_event ev[32];
+	struct mrcp_ip node;
+	unsigned n;
+	bool ok = false;
+
+	link_init(&l, 2, MRCP_MODE_MRC, NULL);
+	ip_of(&node, 1, 0);
+	ASSERT_EQ(0, mrcp_ev_probe(l.eng[0], &node, 2, 0xC123, 0));
+	ASSERT_EQ(-EBUSY, mrcp_ev_probe(l.eng[0], &node, 2, 0xC124, 0)); /* rate limit */
+	link_run(&l, 5000000, NULL, 10000);
+	n = mrcp_poll_events(l.eng[0], ev, 32);
+	for (unsigned i = 0; i < n; i++)
+		if (ev[i].type == MRCP_EVENT_EV_PROBE && ev[i].probe.ok) {
+			ok = true;
+			ASSERT_EQ(0xC123, ev[i].probe.ev);
+			ASSERT_EQ(2, ev[i].probe.port);
+			/* 2 us each way, 128 ns timestamp resolution */
+			ASSERT_GE(ev[i].probe.rtt_ns, 3800);
+			ASSERT_LE(ev[i].probe.rtt_ns, 4200);
+		}
+	ASSERT_TRUE(ok);
+	link_fini(&l);
+}
