@@ -153,7 +153,8 @@ struct mrcp_ev_set {
 	uint16_t hash_mask;
 	uint32_t port_up_local;   /**< bit i-1: our port i is up */
 	uint32_t port_up_remote;  /**< bit i-1: the peer's port i is up */
-	uint16_t rev_ev[MRCP_MAX_PORTS]; /**< D48: reverse EV index per plane */
+	uint16_t rev_ev[MRCP_MAX_PORTS]; /**< D48: reverse EV index per plane,
+					      MRCP_EV_IDX_NONE = none */
 	uint64_t probe_window_start_ns;  /**< D45 budget window */
 	uint8_t probes_in_window;
 	uint16_t probe_seq;       /**< last probe_id handed out (per set) */
