@@ -508,10 +508,18 @@ void mrcp_port_set_tx_room(struct mrcp_engine *e, uint8_t port, bool room)
 {
 	if (port == 0 || port > e->cfg.n_ports)
 		return;
-	if (room)
+	if (room) {
+		bool was = e->port_room & (1u << (port - 1));
 		e->port_room |= 1u << (port - 1);
-	else
+		if (!was) {
+			/* QPs held back for want of a port can go again (D42) */
+			for (uint32_t i = 0; i < (1u << e->qp_slot_bits); i++)
+				if (e->qps[i].used && mrcp__req_has_work(&e->qps[i]))
+					mrcp__qp_ready(e, &e->qps[i]);
+		}
+	} else {
 		e->port_room &= ~(1u << (port - 1));
+	}
 }
 
 /* ---- counters ------------------------------------------------------------------ */

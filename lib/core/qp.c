@@ -262,6 +262,8 @@ int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t
 	if (evc.base_rtt_ns == 0)
 		evc.base_rtt_ns = e->cfg.base_rtt_ns;
 	evc.trimming_fabric = e->cfg.trimming_fabric;
+	if (e->cfg.node_addr.family == 4)
+		evc.ipv4 = true; /* D5: IPv4 carries only 16 EV bits */
 	if (qp->mode == MRCP_MODE_RC) {
 		/* the baseline has one path: one EV per plane, one of them used */
 		evc.n_active = e->cfg.n_ports;
