@@ -152,6 +152,8 @@ struct mrcp_qp_attr {
 	uint8_t mpr;              /**< 0 = engine default */
 	uint16_t max_wimm;        /**< 0 = engine default */
 	uint64_t user_ctx;        /**< returned in completions and events */
+	bool fixed_init_psn;      /**< use init_psn instead of a random one (tests: PSN wrap) */
+	uint32_t init_psn;        /**< 24 bits */
 };
 
 /** Create a QP in INIT (RESET -> INIT binds the EV and CC profiles).

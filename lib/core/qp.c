@@ -278,6 +278,8 @@ int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t
 	}
 	mrcp_ce_table_init(&qp->ce, 6); /* D47 */
 	qp->init_psn = mrcp_prng_below(&e->prng, 1u << 24); /* D25 */
+	if (attr.fixed_init_psn)
+		qp->init_psn = attr.init_psn & MRCP_PSN_MASK;
 	qp->next_psn = qp->snd_una = qp->init_psn;
 	qp->timer.owner = qp->slot + 1;
 	qp->out_head = qp->out_tail = NIL;

@@ -749,22 +749,21 @@ void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp)
 		/* SKIP expiries happen inside selection; make sure it runs */
 		if (mrcp_time_le(tlp_time(qp), e->now)) {
 			int ev = mrcp_ev_select(&qp->evs, e->now, -1, e->port_room);
-			if (ev >= 0) {
+			if (ev >= 0)
 				send_probe(e, qp, ev); /* D36: on a fresh GOOD EV */
-				qp->tlp_out = true;
-				qp->tlp_sent_ns = e->now;
-				qp->tlp_ev = ev;
-			}
+			/* with no EV to probe on, try again after T, not at once */
+			qp->tlp_out = true;
+			qp->tlp_sent_ns = e->now;
+			qp->tlp_ev = ev;
 		}
 	}
 	if (mrcp_time_le(aeth_probe_time(qp), e->now)) {
 		int ev = qp->mode == MRCP_MODE_RC ? qp->rc_ev : mrcp_ev_select(&qp->evs, e->now, -1, e->port_room);
-		if (ev >= 0) {
+		if (ev >= 0)
 			send_probe(e, qp, ev);
-			qp->tlp_out = true;
-			qp->tlp_sent_ns = e->now;
-			qp->last_progress_ns = e->now;
-		}
+		qp->tlp_out = true;
+		qp->tlp_sent_ns = e->now;
+		qp->last_progress_ns = e->now;
 	}
 	/* a tail-loss probe that was never answered may be sent again */
 	if (qp->tlp_out && e->now - qp->tlp_sent_ns > qp->T_ns)

@@ -1,0 +1,318 @@
+/* test_scenarios.c - the engine over the test fabric under seeded faults
+ * (issue: "the MRC protocol engine", scenario list). Each scenario checks
+ * that every byte placed equals every byte sent and that every completion
+ * arrives exactly once in MSN order; the seed is printed on failure. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "mrcp_test.h"
+#include "scenario.h"
+
+static void run_ok(struct sc_cfg *c)
+{
+	struct sc s;
+	int rc;
+
+	sc_setup(&s, c);
+	rc = sc_run(&s);
+	if (rc != 0)
+		fprintf(stderr, "  %s: timed out at %llu ns (replay: seed %llu)\n", c->name,
+			(unsigned long long)fabric_now(s.f), (unsigned long long)c->seed);
+	sc_verify(&s);
+	ASSERT_EQ(0, rc);
+	sc_teardown(&s);
+}
+
+TEST(sim, lossless)
+{
+	struct sc_cfg c;
+
+	sc_cfg_defaults(&c);
+	c.name = "lossless";
+	run_ok(&c);
+}
+
+static void lossy(double p, uint64_t seed)
+{
+	struct sc_cfg c;
+
+	sc_cfg_defaults(&c);
+	c.name = "random loss";
+	c.seed = seed;
+	c.imp.loss = p;
+	c.msgs = 32;
+	run_ok(&c);
+}
+
+TEST(sim, loss_0_1_percent) { lossy(0.001, 11); }
+TEST(sim, loss_1_percent) { lossy(0.01, 12); }
+TEST(sim, loss_5_percent) { lossy(0.05, 13); }
+TEST(sim, loss_10_percent) { lossy(0.10, 14); }
+
+TEST(sim, reorder)
+{
+	struct sc_cfg c;
+
+	sc_cfg_defaults(&c);
+	c.name = "reorder";
+	c.imp.reorder = 0.2;
+	c.imp.reorder_ns = 20000;
+	c.jitter_ns = 3000;
+	run_ok(&c);
+}
+
+TEST(sim, duplication)
+{
+	struct sc_cfg c;
+	struct sc s;
+
+	sc_cfg_defaults(&c);
+	c.name = "duplication";
+	c.imp.dup = 0.05;
+	c.write_imm = true;
+	sc_setup(&s, &c);
+	ASSERT_EQ(0, sc_run(&s));
+	sc_verify(&s);
+	ASSERT_GT(SC_SUM(&s, 1, rx_dup), 0); /* duplicates seen, never re-placed */
+	sc_teardown(&s);
+}
+
+TEST(sim, corruption)
+{
+	struct sc_cfg c;
+
+	sc_cfg_defaults(&c);
+	c.name = "corruption";
+	c.imp.corrupt = 0.02;
+	c.msgs = 32;
+	run_ok(&c);
+}
+
+TEST(sim, trims_10_percent)
+{
+	struct sc_cfg c;
+	struct sc s;
+	struct fabric_rule r;
+
+	sc_cfg_defaults(&c);
+	c.name = "10% trims";
+	c.trim = true;
+	sc_setup(&s, &c);
+	/* every 10th data packet trimmed: skip 9, trim 1, repeated by rules */
+	for (unsigned k = 0; k < 400; k++) {
+		memset(&r, 0, sizeof(r));
+		r.match = FABRIC_M_DATA | FABRIC_M_SRC;
+		r.data = true;
+		r.src = 0;
+		r.skip = 9 + 10 * k;
+		r.count = 1;
+		r.action = FABRIC_RULE_TRIM;
+		ASSERT_GE(fabric_rule_add(s.f, &r), 0);
+	}
+	ASSERT_EQ(0, sc_run(&s));
+	sc_verify(&s);
+	ASSERT_GT(SC_SUM(&s, 1, rx_trimmed), 50);
+	ASSERT_GT(SC_SUM(&s, 0, rtx_nack), 50);
+	sc_teardown(&s);
+}
+
+static void blackhole_path(void *ctx, struct fabric *f)
+{
+	struct fabric_sel sel = {.src = 0, .dst = 1, .plane = 2, .path = 1};
+	struct fabric_action a = {.op = FABRIC_ACT_BLACKHOLE, .on = true};
+
+	(void)ctx;
+	a.sel = sel;
+	fabric_schedule(f, fabric_now(f), &a);
+}
+
+TEST(sim, one_path_blackholed_mid_transfer)
+{
+	struct sc_cfg c;
+	struct sc s;
+	struct fabric_action a;
+
+	sc_cfg_defaults(&c);
+	c.name = "one path blackholed";
+	c.msgs = 128;
+	sc_setup(&s, &c);
+	memset(&a, 0, sizeof(a));
+	a.op = FABRIC_ACT_CALL;
+	a.fn = blackhole_path;
+	ASSERT_EQ(0, fabric_schedule(s.f, 100000, &a));
+	ASSERT_EQ(0, sc_run(&s));
+	sc_verify(&s);
+	ASSERT_GT(SC_SUM(&s, 0, losses) + SC_SUM(&s, 0, rtx_rto), 0);
+	sc_teardown(&s);
+}
+
+TEST(sim, plane_down_then_up)
+{
+	struct sc_cfg c;
+	struct sc s;
+	struct fabric_action a;
+
+	sc_cfg_defaults(&c);
+	c.name = "plane down then up";
+	c.msgs = 192;
+	sc_setup(&s, &c);
+	memset(&a, 0, sizeof(a));
+	a.op = FABRIC_ACT_BLACKHOLE;
+	a.sel = (struct fabric_sel){.src = FABRIC_ANY, .dst = FABRIC_ANY, .plane = 3, .path = FABRIC_ANY, .both = true};
+	a.on = true;
+	ASSERT_EQ(0, fabric_schedule(s.f, 50000, &a));
+	a.on = false;
+	ASSERT_EQ(0, fabric_schedule(s.f, 1500000, &a));
+	ASSERT_EQ(0, sc_run(&s));
+	sc_verify(&s);
+	sc_teardown(&s);
+}
+
+TEST(sim, local_port_down_then_up)
+{
+	struct sc_cfg c;
+	struct sc s;
+
+	sc_cfg_defaults(&c);
+	c.name = "local port down then up";
+	c.msgs = 128;
+	sc_setup(&s, &c);
+	sc_run_for(&s, 60000);
+	/* D50: the port's EVs are masked, its packets resent elsewhere, and
+	 * the peer told */
+	ASSERT_EQ(0, mrcp_port_set_link(s.e[0], 2, false, fabric_now(s.f)));
+	fabric_kick(s.f, 0);
+	sc_run_for(&s, 300000);
+	ASSERT_EQ(0, mrcp_port_set_link(s.e[0], 2, true, fabric_now(s.f)));
+	fabric_kick(s.f, 0);
+	ASSERT_EQ(0, sc_run(&s));
+	sc_run_for(&s, 100000); /* let the last update arrive */
+	sc_verify(&s);
+	struct mrcp_event ev[64];
+	unsigned n = mrcp_poll_events(s.e[1], ev, 64);
+	bool down = false, up = false;
+	for (unsigned i = 0; i < n; i++) {
+		if (ev[i].type == MRCP_EVENT_PEER_PORTS && ev[i].peer_ports.mask == 0xD)
+			down = true;
+		if (ev[i].type == MRCP_EVENT_PEER_PORTS && ev[i].peer_ports.mask == 0xF)
+			up = true;
+	}
+	ASSERT_TRUE(down);
+	ASSERT_TRUE(up);
+	sc_teardown(&s);
+}
+
+TEST(sim, all_paths_dead_beyond_retry_budget)
+{
+	struct sc_cfg c;
+	struct sc s;
+	struct fabric_action a;
+
+	sc_cfg_defaults(&c);
+	c.name = "all paths dead";
+	c.msgs = 16;
+	c.expect_error = true;
+	sc_setup(&s, &c);
+	memset(&a, 0, sizeof(a));
+	a.op = FABRIC_ACT_BLACKHOLE;
+	a.sel = (struct fabric_sel){.src = FABRIC_ANY, .dst = FABRIC_ANY, .plane = FABRIC_ANY, .path = FABRIC_ANY, .both = true};
+	a.on = true;
+	ASSERT_EQ(0, fabric_schedule(s.f, 20000, &a));
+	/* a clean QP error within the retry budget (about 0.6 s at timeout
+	 * 6), never a hang */
+	ASSERT_EQ(0, sc_run(&s));
+	ASSERT_LT(fabric_now(s.f), 2000000000ull);
+	sc_verify(&s);
+	sc_teardown(&s);
+}
+
+TEST(sim, psn_wrap)
+{
+	struct sc_cfg c;
+
+	sc_cfg_defaults(&c);
+	c.name = "PSN wrap";
+	c.fixed_init_psn = true;
+	c.init_psn = 0xFFFF00; /* 256 PSNs before the wrap, 1024 messages after */
+	c.imp.loss = 0.01;
+	c.msgs = 80;
+	c.write_imm = true;
+	run_ok(&c);
+}
+
+TEST(sim, eight_qps_share_planes_with_ecn)
+{
+	struct sc_cfg c;
+	struct sc s;
+	uint64_t ecn = 0;
+
+	sc_cfg_defaults(&c);
+	c.name = "8 QPs with ECN";
+	c.nqps = 8;
+	c.msgs = 16;
+	c.planes = 2;
+	c.path_bps = 25000000000ull;
+	c.ecn = true;
+	c.ecn_kmin = 20000;
+	c.ecn_kmax = 80000;
+	sc_setup(&s, &c);
+	ASSERT_EQ(0, sc_run(&s));
+	sc_verify(&s);
+	for (unsigned i = 0; i < s.nq; i++) {
+		const struct mrcp_ev_set *es = mrcp_qp_evs(s.e[0], s.q[i].qpn_tx);
+		for (unsigned k = 0; k < es->n_evs; k++)
+			ecn += es->evs[k].c.ecn;
+	}
+	ASSERT_GT(ecn, 0); /* CE marks came back as SACK verdicts (D47) */
+	sc_teardown(&s);
+}
+
+TEST(sim, bidirectional)
+{
+	struct sc_cfg c;
+
+	sc_cfg_defaults(&c);
+	c.name = "bidirectional";
+	c.bidir = true;
+	c.nqps = 2;
+	c.imp.loss = 0.005;
+	c.write_imm = true;
+	run_ok(&c);
+}
+
+TEST(sim, ipv4_rc_baseline_with_loss)
+{
+	struct sc_cfg c;
+
+	sc_cfg_defaults(&c);
+	c.name = "RC baseline, IPv4";
+	c.family = 4;
+	c.mode = MRCP_MODE_RC;
+	c.imp.loss = 0.002;
+	c.msgs = 16;
+	run_ok(&c);
+}
+
+TEST(sim, determinism__same_seed_same_result)
+{
+	struct sc_cfg c;
+	struct sc s;
+	uint64_t t[2], rtx[2];
+
+	sc_cfg_defaults(&c);
+	c.name = "determinism";
+	c.imp.loss = 0.02;
+	c.imp.reorder = 0.1;
+	c.imp.reorder_ns = 5000;
+	c.msgs = 16;
+	for (int i = 0; i < 2; i++) {
+		sc_setup(&s, &c);
+		ASSERT_EQ(0, sc_run(&s));
+		sc_verify(&s);
+		t[i] = fabric_now(s.f);
+		rtx[i] = SC_SUM(&s, 0, rtx_fast) * 1000000 + SC_SUM(&s, 0, rtx_rto) * 1000 + SC_SUM(&s, 1, sack_tx);
+		sc_teardown(&s);
+	}
+	ASSERT_U64_EQ(t[0], t[1]);
+	ASSERT_U64_EQ(rtx[0], rtx[1]);
+}
