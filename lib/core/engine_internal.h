@@ -180,6 +180,7 @@ struct qp {
 	uint32_t last_rcvd_units;
 	bool rcvd_valid;
 	uint64_t min_rtt_ns;
+	uint64_t rack_rtt_ns;    /* RTT of the latest valid sample (D29 note) */
 	uint64_t last_sack_ns;
 	uint64_t last_progress_ns;
 	uint64_t target_qdelay_ns;

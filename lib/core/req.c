@@ -351,7 +351,12 @@ static void declare_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uin
 
 static void infer_losses(struct mrcp_engine *e, struct qp *qp, uint64_t newest_sent)
 {
-	uint64_t guard = qp->min_rtt_ns + qp->target_qdelay_ns; /* min_rtt + reo_wnd */
+	/* D29 says min_rtt + reo_wnd. We use the RTT of the most recent sample
+	 * when it is larger (RACK.rtt, RFC 8985): a software TX stage queues
+	 * packets after they are stamped, and that wait is in every later
+	 * sample but not in min_rtt (docs/protocol.md, D29). */
+	uint64_t rtt = qp->rack_rtt_ns > qp->min_rtt_ns ? qp->rack_rtt_ns : qp->min_rtt_ns;
+	uint64_t guard = rtt + qp->target_qdelay_ns;
 
 	/* An un-SACKed PSN sent before a SACKed one and older than the guard is
 	 * lost. The list is in send order, so stop at the first that is not. */
@@ -452,6 +457,7 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 			in.rtt_ns = age - svc;
 			if (qp->min_rtt_ns == 0 || in.rtt_ns < qp->min_rtt_ns)
 				qp->min_rtt_ns = in.rtt_ns;
+			qp->rack_rtt_ns = in.rtt_ns;
 		}
 	}
 	in.pen = p->cc.rcv_cwnd_pen;
