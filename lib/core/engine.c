@@ -216,6 +216,7 @@ bool mrcp__cq_push(struct mrcp_engine *e, const struct mrcp_wc *wc)
 {
 	if (!mrcp__cq_room(e)) {
 		e->c.cq_overflow++;
+		e->cq_blocked = true;
 		return false;
 	}
 	e->cq[e->cq_tail++ & e->cq_mask] = *wc;
@@ -228,11 +229,16 @@ unsigned mrcp_poll_cq(struct mrcp_engine *e, struct mrcp_wc *wc, unsigned max)
 
 	while (n < max && e->cq_head != e->cq_tail)
 		wc[n++] = e->cq[e->cq_head++ & e->cq_mask];
-	if (n != 0) {
+	if (n != 0 && e->cq_blocked) {
 		/* room again: QPs whose completions were held back can finish */
+		e->cq_blocked = false;
 		for (uint32_t i = 0; i < (1u << e->qp_slot_bits); i++) {
 			if (!e->qps[i].used)
 				continue;
+			if (e->qps[i].state == MRCP_QPS_ERROR) {
+				mrcp__qp_flush(e, &e->qps[i], MRCP_WC_FLUSH_ERR);
+				continue;
+			}
 			if (e->qps[i].sq_head != e->qps[i].sq_seg)
 				mrcp__req_complete(e, &e->qps[i]);
 			mrcp__resp_release(e, &e->qps[i]);
@@ -394,6 +400,15 @@ uint64_t mrcp_next_deadline(const struct mrcp_engine *e)
 	return d;
 }
 
+void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp)
+{
+	if (qp->in_burst)
+		return;
+	qp->in_burst = true;
+	qp->burst_next = e->burst_head;
+	e->burst_head = qp->slot;
+}
+
 /* ---- receive ---------------------------------------------------------------- */
 
 static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
@@ -427,6 +442,7 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 		e->c.rx_unknown_qp++; /* D60 */
 		return;
 	}
+	mrcp__burst_touch(e, qp);
 	if (qp->state != MRCP_QPS_RTR && qp->state != MRCP_QPS_RTS) {
 		e->c.rx_bad_state++;
 		return;
@@ -456,11 +472,6 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 		mrcp__resp_on_data(e, qp, &p, rx);
 		break;
 	}
-	if (qp->used && qp->state == MRCP_QPS_RTS) {
-		if (mrcp__req_has_work(qp))
-			mrcp__qp_ready(e, qp);
-		mrcp__qp_arm(e, qp);
-	}
 }
 
 void mrcp_rx_burst(struct mrcp_engine *e, const struct mrcp_rx *pkts, unsigned n, uint64_t now_ns)
@@ -473,8 +484,21 @@ void mrcp_rx_burst(struct mrcp_engine *e, const struct mrcp_rx *pkts, unsigned n
 		struct qp *qp = &e->qps[e->burst_head];
 		e->burst_head = qp->burst_next;
 		qp->in_burst = false;
-		if (qp->used)
-			mrcp__resp_burst_end(e, qp);
+		if (!qp->used)
+			continue;
+		mrcp__resp_burst_end(e, qp);
+		/* requester side: the SACKs of this burst may open the window */
+		if (qp->state == MRCP_QPS_RTS) {
+			if (mrcp__req_has_work(qp))
+				mrcp__qp_ready(e, qp);
+			mrcp__qp_arm(e, qp);
+			/* a shared QPCC (D53): the window this QP's SACKs opened
+			 * belongs to every QP toward the peer; serve them in turn */
+			if (qp->cc != NULL && qp->cc->users > 1 && qp->peer != NULL)
+				for (uint32_t s = qp->peer->qps_head; s != NIL; s = e->qps[s].peer_next)
+					if (mrcp__req_has_work(&e->qps[s]))
+						mrcp__qp_ready(e, &e->qps[s]);
+		}
 	}
 }
 

@@ -195,6 +195,7 @@ struct qp {
 	uint32_t rcv_cack;
 	uint32_t rW;             /* responder window, PSNs */
 	uint64_t *rbits;         /* ring bitmap indexed by PSN & rbits_mask */
+	uint32_t ooo;            /* PSNs above rcv_cack received (D18) */
 	uint32_t rbits_mask;
 	struct rmsg *rm;
 	uint32_t rm_mask;
@@ -263,6 +264,7 @@ struct mrcp_engine {
 	uint32_t ctl_mask, ctl_head, ctl_tail;
 
 	uint32_t burst_head;     /* QPs touched in the current RX burst */
+	bool cq_blocked;         /* a QP held completions back: CQ was full */
 	uint32_t port_room;      /* bit i-1: port i's TX stage has room */
 	uint32_t port_up;        /* bit i-1: port i's link is up */
 	uint64_t ep_deadline;    /* peer timers (PSU retries, EV probe timeouts) */
@@ -281,6 +283,7 @@ bool mrcp__cq_room(const struct mrcp_engine *e);
 void mrcp__event_push(struct mrcp_engine *e, const struct mrcp_event *ev);
 void mrcp__qp_ready(struct mrcp_engine *e, struct qp *qp);
 void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp);
+void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp);
 struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr);
 uint16_t mrcp__ts_now(uint64_t now_ns);
 uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts);

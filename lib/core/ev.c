@@ -638,6 +638,10 @@ static enum mrcp_ev_state ev_apply(struct mrcp_ev_set *s, int idx, uint8_t event
 
 	e->state = to;
 	e->c.transitions++;
+	if (from == MRCP_EV_GOOD)
+		s->n_not_good++;
+	else if (to == MRCP_EV_GOOD)
+		s->n_not_good--;
 	if (to == MRCP_EV_ASSUMED_BAD || to == MRCP_EV_DENIED)
 		ev_retire(s, idx, to, now_ns);
 	else if (from == MRCP_EV_ASSUMED_BAD || from == MRCP_EV_DENIED)
@@ -788,6 +792,8 @@ unsigned mrcp_ev_probes_due(struct mrcp_ev_set *s, uint64_t now_ns, uint64_t tim
 	unsigned n = 0;
 
 	s->probe_timeout_ns = timeout_ns;
+	if (s->n_not_good == 0)
+		return 0;
 	for (unsigned i = 0; i < s->n_evs; i++) {
 		struct mrcp_ev *e = &s->evs[i];
 
@@ -860,6 +866,8 @@ uint64_t mrcp_ev_next_deadline(const struct mrcp_ev_set *s)
 	uint64_t best = UINT64_MAX, budget_open = 0;
 	bool any = false, budget_spent = s->probes_in_window >= s->cfg.probe_budget;
 
+	if (s->n_not_good == 0)
+		return UINT64_MAX; /* the common case, kept O(1) */
 	if (budget_spent)
 		budget_open = s->probe_window_start_ns + s->cfg.base_rtt_ns;
 	for (unsigned i = 0; i < s->n_evs; i++) {

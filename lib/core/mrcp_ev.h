@@ -149,6 +149,7 @@ struct mrcp_ev_set {
 	uint16_t n_perm;
 	uint16_t perm_pos;
 	uint32_t rotation;        /**< bumped on every reshuffle */
+	uint16_t n_not_good;      /**< EVs in any state but GOOD */
 	uint16_t *hash;           /**< open addressing: value -> idx + 1 */
 	uint16_t hash_mask;
 	uint32_t port_up_local;   /**< bit i-1: our port i is up */

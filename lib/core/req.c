@@ -571,6 +571,7 @@ void mrcp__req_complete(struct mrcp_engine *e, struct qp *qp)
 			break;
 		if ((w->flags & MRCP_WR_SIGNALED) && !mrcp__cq_room(e)) {
 			e->c.cq_overflow++;
+			e->cq_blocked = true;
 			break;
 		}
 		/* the message is complete at the responder: its PSNs are done */

@@ -28,24 +28,17 @@ static inline void rbit_clear(struct qp *qp, uint32_t psn)
 	qp->rbits[i / 64] &= ~(1ull << (i % 64));
 }
 
-static void burst_touch(struct mrcp_engine *e, struct qp *qp)
+/* The 64 bitmap bits of PSNs base .. base + 63, bit i = base + i (D26).
+ * The ring is at least 128 bits and the range lies inside the window. */
+static uint64_t rbits_window(const struct qp *qp, uint32_t base)
 {
-	if (qp->in_burst)
-		return;
-	qp->in_burst = true;
-	qp->burst_next = e->burst_head;
-	e->burst_head = qp->slot;
-}
-
-/* Number of PSNs above cack already received (D18), from the bitmap. */
-static uint32_t ooo_count(const struct qp *qp)
-{
-	uint32_t n = 0;
+	uint32_t i = base & qp->rbits_mask, w = i / 64, sh = i % 64;
 	uint32_t words = (qp->rbits_mask + 1) / 64;
+	uint64_t lo = qp->rbits[w] >> sh;
 
-	for (uint32_t i = 0; i < words; i++)
-		n += (uint32_t)__builtin_popcountll(qp->rbits[i]);
-	return n;
+	if (sh == 0)
+		return lo;
+	return lo | qp->rbits[(w + 1) % words] << (64 - sh);
 }
 
 void mrcp__ctl_route(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *tx, uint8_t port)
@@ -114,20 +107,12 @@ static void send_sack(struct mrcp_engine *e, struct qp *qp, uint32_t trig_psn, u
 	base = mrcp_psn_add(cack, 1);
 	if (!pr && mrcp_psn_gt(lo, base))
 		base = lo;
-	for (unsigned i = 0; i < MRCP_SACK_BITS; i++) {
-		uint32_t psn = mrcp_psn_add(base, (int32_t)i);
-		int32_t d = mrcp_psn_diff(psn, cack);
-		if (d > 0 && (uint32_t)d <= qp->rW && rbit_get(qp, psn))
-			bm |= 1ull << i; /* D26 */
-	}
+	bm = rbits_window(qp, base); /* D26; base > cack, base + 63 <= cack + rW */
 	p.seth.sack_offset = (int16_t)mrcp_psn_diff(base, cack);
 	p.seth.sack_bitmap = bm;
 	p.seth.mpr = 0; /* Dynamic MPR is off (D25) */
 	p.cc.tx_timestamp = trig_ts;
-	{
-		uint32_t ooo = ooo_count(qp);
-		p.cc.ooo_count = (uint16_t)(ooo > 0x7FFF ? 0x7FFF : ooo); /* D18 */
-	}
+	p.cc.ooo_count = (uint16_t)(qp->ooo > 0x7FFF ? 0x7FFF : qp->ooo); /* D18 */
 	pen = penalty(qp);
 	p.cc.rcv_cwnd_pen = pen;
 	p.cc.r_c = pen == 0 && qp->pen_was_on; /* D55 */
@@ -211,6 +196,7 @@ static bool release(struct mrcp_engine *e, struct qp *qp, uint8_t port)
 			}
 			if (!mrcp__cq_room(e)) {
 				e->c.cq_overflow++;
+				e->cq_blocked = true;
 				return true; /* released when the CQ drains */
 			}
 			memset(&wc, 0, sizeof(wc));
@@ -266,7 +252,6 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 	struct rmsg *msg;
 	uint32_t len = p->payload_len;
 
-	burst_touch(e, qp);
 	qp->trig_port = rx->port;
 	/* §4.2 step 2: a trimmed header is NACKed at once, nothing placed */
 	if (rx->trim != MRCP_TRIM_NONE) {
@@ -353,9 +338,11 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 	}
 	/* step 5: the bitmap and cack */
 	rbit_set(qp, psn);
+	qp->ooo++;
 	while (rbit_get(qp, mrcp_psn_add(qp->rcv_cack, 1))) {
 		qp->rcv_cack = mrcp_psn_add(qp->rcv_cack, 1);
 		rbit_clear(qp, qp->rcv_cack);
+		qp->ooo--;
 	}
 	qp->rcvd_bytes += mrcp__nominal(rx->len); /* D19 */
 	qp->c.rx_data_pkts++;
@@ -381,7 +368,6 @@ void mrcp__resp_on_probe(struct mrcp_engine *e, struct qp *qp, const struct mrcp
 {
 	uint8_t m;
 
-	burst_touch(e, qp);
 	qp->c.probe_rx++;
 	qp->trig_port = rx->port;
 	m = mrcp_ce_table_update(&qp->ce, rx->ev, rx->ecn == MRCP_ECN_CE);

@@ -256,7 +256,19 @@ TEST(sim, eight_qps_share_planes_with_ecn)
 	c.ecn_kmin = 20000;
 	c.ecn_kmax = 80000;
 	sc_setup(&s, &c);
-	ASSERT_EQ(0, sc_run(&s));
+	int rc = sc_run(&s);
+	if (rc != 0 || getenv("SC_DEBUG"))
+		for (unsigned i = 0; i < s.nq; i++) {
+			struct mrcp_qp_info qi;
+			mrcp_qp_info(s.e[0], s.q[i].qpn_tx, &qi);
+			fprintf(stderr, "  qp %u: wc %u/%u state %u out %u sq %u cwnd %llu infl %llu fast %llu rto %llu stall cwnd %llu ev %llu win %llu k %u t %llu\n",
+				i, s.q[i].next_wc, c.msgs, qi.state, qi.outstanding_pkts, qi.sq_outstanding,
+				(unsigned long long)qi.cc.cwnd, (unsigned long long)qi.cc.inflight,
+				(unsigned long long)qi.c.rtx_fast, (unsigned long long)qi.c.rtx_rto,
+				(unsigned long long)qi.c.stalls_cwnd, (unsigned long long)qi.c.stalls_no_ev,
+				(unsigned long long)qi.c.stalls_window, qi.retry_k, (unsigned long long)fabric_now(s.f));
+		}
+	ASSERT_EQ(0, rc);
 	sc_verify(&s);
 	for (unsigned i = 0; i < s.nq; i++) {
 		const struct mrcp_ev_set *es = mrcp_qp_evs(s.e[0], s.q[i].qpn_tx);

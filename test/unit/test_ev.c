@@ -1719,3 +1719,23 @@ TEST(ev, ce_table_update__slot_takeover_resets_history)
 	ASSERT_EQ(1, t.hist[slot]);
 	ASSERT_EQ(a, t.ev[slot]);
 }
+
+TEST(ev, next_deadline__all_good_is_o1_and_tracks_not_good)
+{
+	struct mrcp_ev_config c = cfg_make(2, 8, 4);
+	struct fx f;
+
+	fx_init(&f, &c, 5);
+	ASSERT_EQ(0, f.s.n_not_good);
+	ASSERT_U64_EQ(UINT64_MAX, mrcp_ev_next_deadline(&f.s));
+	ASSERT_EQ(MRCP_EV_SKIP, mrcp_ev_event(&f.s, 0, MRCP_EV_EVT_SACK_SKIP_ONCE, 1000));
+	ASSERT_EQ(1, f.s.n_not_good);
+	ASSERT_EQ(MRCP_EV_ASSUMED_BAD, mrcp_ev_event(&f.s, 1, MRCP_EV_EVT_RTO, 1000));
+	ASSERT_EQ(2, f.s.n_not_good);
+	ASSERT_NE(UINT64_MAX, mrcp_ev_next_deadline(&f.s)); /* the probe is due */
+	ASSERT_EQ(MRCP_EV_DENIED, mrcp_ev_event(&f.s, 0, MRCP_EV_EVT_DENY, 2000));
+	ASSERT_EQ(2, f.s.n_not_good);
+	ASSERT_EQ(MRCP_EV_GOOD, mrcp_ev_event(&f.s, 0, MRCP_EV_EVT_ALLOW, 3000));
+	ASSERT_EQ(1, f.s.n_not_good);
+	mrcp_ev_set_fini(&f.s);
+}
