@@ -343,7 +343,7 @@ void mrcp__qp_ready(struct mrcp_engine *e, struct qp *qp)
 	e->ready_tail = qp->slot;
 }
 
-static void ready_remove(struct mrcp_engine *e, struct qp *qp)
+void mrcp__qp_unready(struct mrcp_engine *e, struct qp *qp)
 {
 	if (!qp->in_ready)
 		return;
@@ -520,7 +520,7 @@ unsigned mrcp_poll(struct mrcp_engine *e, uint64_t now_ns, struct mrcp_tx *out, 
 		struct qp *qp = &e->qps[e->ready_head];
 		unsigned got;
 
-		ready_remove(e, qp);
+		mrcp__qp_unready(e, qp);
 		got = mrcp__req_tx(e, qp, out + n, (max - n) < QP_TX_BURST ? (max - n) : QP_TX_BURST);
 		n += got;
 		turns++;

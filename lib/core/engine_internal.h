@@ -282,6 +282,7 @@ bool mrcp__cq_push(struct mrcp_engine *e, const struct mrcp_wc *wc);
 bool mrcp__cq_room(const struct mrcp_engine *e);
 void mrcp__event_push(struct mrcp_engine *e, const struct mrcp_event *ev);
 void mrcp__qp_ready(struct mrcp_engine *e, struct qp *qp);
+void mrcp__qp_unready(struct mrcp_engine *e, struct qp *qp);
 void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp);
 void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp);
 struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr);
@@ -293,6 +294,10 @@ uint32_t mrcp__nominal(uint32_t mrc_len);
 void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status);
 void mrcp__qp_flush(struct mrcp_engine *e, struct qp *qp, uint8_t first_status);
 void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp);
+/* The requester's completion for @w with @status. */
+void mrcp__wqe_wc(const struct qp *qp, const struct wqe *w, uint8_t status, struct mrcp_wc *wc);
+/* Drop @w's references on its memory regions. */
+void mrcp__wqe_release(struct mrcp_engine *e, struct wqe *w);
 
 /* req.c: the requester */
 unsigned mrcp__req_tx(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *out, unsigned max);

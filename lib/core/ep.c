@@ -63,6 +63,23 @@ static void apply_remote_mask(struct mrcp_engine *e, struct peer *p, uint32_t ma
 	mrcp__event_push(e, &ev);
 }
 
+/* Report an EV probe's outcome to the control plane and free its slot. */
+static void probe_done(struct mrcp_engine *e, const struct peer *p, struct ep_probe *pr, bool ok, uint64_t rtt_ns)
+{
+	struct mrcp_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = MRCP_EVENT_EV_PROBE;
+	ev.now_ns = e->now;
+	ev.probe.node = p->node;
+	ev.probe.port = pr->port;
+	ev.probe.ev = pr->ev;
+	ev.probe.ok = ok;
+	ev.probe.rtt_ns = rtt_ns;
+	mrcp__event_push(e, &ev);
+	pr->sent_ns = 0;
+}
+
 uint64_t mrcp__ep_deadline(const struct mrcp_engine *e)
 {
 	uint64_t d = UINT64_MAX;
@@ -122,19 +139,10 @@ void mrcp__ep_on_timer(struct mrcp_engine *e)
 		}
 		for (unsigned k = 0; k < PEER_PROBES_MAX; k++) {
 			struct ep_probe *pr = &p->probes[k];
-			struct mrcp_event ev;
 
 			if (pr->sent_ns == 0 || mrcp_time_lt(e->now, pr->sent_ns + EV_PROBE_TIMEOUT_NS))
 				continue;
-			memset(&ev, 0, sizeof(ev));
-			ev.type = MRCP_EVENT_EV_PROBE;
-			ev.now_ns = e->now;
-			ev.probe.node = p->node;
-			ev.probe.port = pr->port;
-			ev.probe.ev = pr->ev;
-			ev.probe.ok = false;
-			mrcp__event_push(e, &ev);
-			pr->sent_ns = 0;
+			probe_done(e, p, pr, false, 0);
 		}
 	}
 	ep_arm(e);
@@ -268,29 +276,19 @@ static void on_response(struct mrcp_engine *e, struct peer *p, const struct mrcp
 	apply_remote_mask(e, p, pkt->eeth.port_status_mask); /* D51 */
 	for (unsigned k = 0; k < PEER_PROBES_MAX; k++) {
 		struct ep_probe *pr = &p->probes[k];
-		struct mrcp_event ev;
 		uint64_t age, svc;
 
 		if (pr->sent_ns == 0 || pr->req_id != req_id)
 			continue;
 		age = mrcp__ts_age_ns(e->now, pkt->eeth.tx_timestamp);
 		svc = (uint64_t)pkt->eeth.svc_time << TS_UNIT_SHIFT;
-		memset(&ev, 0, sizeof(ev));
-		ev.type = MRCP_EVENT_EV_PROBE;
-		ev.now_ns = e->now;
-		ev.probe.node = p->node;
-		ev.probe.port = pr->port;
-		ev.probe.ev = pr->ev;
-		ev.probe.ok = true;
-		ev.probe.rtt_ns = age > svc ? age - svc : 0; /* §7: RTT = now - ts - svc */
-		mrcp__event_push(e, &ev);
+		probe_done(e, p, pr, true, age > svc ? age - svc : 0); /* §7: RTT = now - ts - svc */
 		/* D48: an answered probe makes that EV its plane's reverse EV */
 		for (uint32_t s = p->qps_head; s != NIL; s = e->qps[s].peer_next) {
 			int idx = mrcp_ev_lookup(&e->qps[s].evs, pr->ev);
 			if (idx >= 0)
 				mrcp_ev_rev_learn(&e->qps[s].evs, idx);
 		}
-		pr->sent_ns = 0;
 		break;
 	}
 }

@@ -396,8 +396,20 @@ int mrcp_qp_state(const struct mrcp_engine *e, uint32_t qpn)
 	return qp ? qp->state : 0;
 }
 
+void mrcp__wqe_wc(const struct qp *qp, const struct wqe *w, uint8_t status, struct mrcp_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->user_ctx = qp->user_ctx;
+	wc->qpn = qp->qpn;
+	wc->opcode = w->opcode == MRCP_WR_WRITE_IMM ? MRCP_WC_WRITE_IMM : MRCP_WC_WRITE;
+	wc->status = status;
+	wc->byte_len = w->len;
+	wc->msn = w->msn;
+}
+
 /* Release every SGE reference a WQE holds. */
-static void wqe_release(struct mrcp_engine *e, struct wqe *w)
+void mrcp__wqe_release(struct mrcp_engine *e, struct wqe *w)
 {
 	for (unsigned i = 0; i < w->n_sge; i++)
 		if (e->mrs[w->sge[i].mr].refs > 0)
@@ -413,17 +425,10 @@ void mrcp__qp_flush(struct mrcp_engine *e, struct qp *qp, uint8_t first_status)
 	/* every outstanding WR completes with an error, oldest first (§4.5) */
 	while (qp->sq_head != qp->sq_tail) {
 		struct wqe *w = &qp->sq[qp->sq_head & qp->sq_mask];
-		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = w->wr_id;
-		wc.user_ctx = qp->user_ctx;
-		wc.qpn = qp->qpn;
-		wc.opcode = w->opcode == MRCP_WR_WRITE_IMM ? MRCP_WC_WRITE_IMM : MRCP_WC_WRITE;
-		wc.status = status;
-		wc.byte_len = w->len;
-		wc.msn = w->msn;
+		mrcp__wqe_wc(qp, w, status, &wc);
 		if (!mrcp__cq_push(e, &wc))
 			break; /* finished by the next flush once the CQ drains */
-		wqe_release(e, w);
+		mrcp__wqe_release(e, w);
 		qp->c.wc_err++;
 		qp->sq_head++;
 		status = MRCP_WC_FLUSH_ERR;
@@ -471,21 +476,10 @@ void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status)
 void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp)
 {
 	mrcp_timer_cancel(&e->wheel, &qp->timer);
-	if (qp->in_ready) {
-		/* unlink from the ready list */
-		if (qp->ready_prev != NIL)
-			e->qps[qp->ready_prev].ready_next = qp->ready_next;
-		else
-			e->ready_head = qp->ready_next;
-		if (qp->ready_next != NIL)
-			e->qps[qp->ready_next].ready_prev = qp->ready_prev;
-		else
-			e->ready_tail = qp->ready_prev;
-		qp->in_ready = false;
-	}
+	mrcp__qp_unready(e, qp);
 	if (qp->sq != NULL)
 		for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++)
-			wqe_release(e, &qp->sq[i & qp->sq_mask]);
+			mrcp__wqe_release(e, &qp->sq[i & qp->sq_mask]);
 	if (qp->cc != NULL) {
 		if (qp->outstanding_bytes && qp->cc->ops->on_forget != NULL)
 			qp->cc->ops->on_forget(qp->cc->priv, qp->outstanding_bytes);
@@ -555,7 +549,7 @@ int mrcp_qp_post_send(struct mrcp_engine *e, uint32_t qpn, const struct mrcp_sen
 		if (m == NULL || s->addr < m->va || s->addr + s->len < s->addr ||
 		    s->addr + s->len > m->va + m->len) {
 			w->n_sge = (uint8_t)i;
-			wqe_release(e, w);
+			mrcp__wqe_release(e, w);
 			return -EFAULT;
 		}
 		w->sge[i].host = m->host + (s->addr - m->va);
@@ -566,7 +560,7 @@ int mrcp_qp_post_send(struct mrcp_engine *e, uint32_t qpn, const struct mrcp_sen
 		total += s->len;
 	}
 	if (total > (1ull << 31)) {
-		wqe_release(e, w);
+		mrcp__wqe_release(e, w);
 		return -EINVAL;
 	}
 	w->wr_id = wr->wr_id;

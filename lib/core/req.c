@@ -578,23 +578,13 @@ void mrcp__req_complete(struct mrcp_engine *e, struct qp *qp)
 		if (mrcp_psn_ge(w->last_psn, qp->snd_una))
 			ack_through(e, qp, w->last_psn, NULL);
 		if (w->flags & MRCP_WR_SIGNALED) {
-			memset(&wc, 0, sizeof(wc));
-			wc.wr_id = w->wr_id;
-			wc.user_ctx = qp->user_ctx;
-			wc.qpn = qp->qpn;
-			wc.opcode = w->opcode == MRCP_WR_WRITE_IMM ? MRCP_WC_WRITE_IMM : MRCP_WC_WRITE;
-			wc.status = MRCP_WC_SUCCESS;
-			wc.byte_len = w->len;
-			wc.msn = w->msn;
+			mrcp__wqe_wc(qp, w, MRCP_WC_SUCCESS, &wc);
 			mrcp__cq_push(e, &wc);
 		}
 		qp->c.wc_ok++;
 		if (w->opcode == MRCP_WR_WRITE_IMM && qp->wimm_outstanding > 0)
 			qp->wimm_outstanding--;
-		for (unsigned i = 0; i < w->n_sge; i++)
-			if (e->mrs[w->sge[i].mr].refs > 0)
-				e->mrs[w->sge[i].mr].refs--;
-		w->n_sge = 0;
+		mrcp__wqe_release(e, w);
 		qp->sq_head++;
 		qp->last_progress_ns = e->now;
 	}
