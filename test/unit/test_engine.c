@@ -693,3 +693,161 @@ TEST(engine, determinism__same_seed_same_counters_and_time)
 	}
 	ASSERT_GT(a[0].c.rtx_fast + a[0].c.rtx_rto, 0); /* the run did recover losses */
 }
+
+struct tx_times {
+	uint64_t t[64];
+	unsigned n;
+	struct link *l;
+};
+
+static bool record_and_drop(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p)
+{
+	struct tx_times *r = ctx;
+
+	(void)p;
+	if (from == 0 && mrcp_opcode_is_data(tx->opcode) && r->n < 64)
+		r->t[r->n++] = r->l->now;
+	return from == 0;
+}
+
+TEST(engine, rto__exact_schedule_linear_then_exponential)
+{
+	struct link l;
+	struct tx_times r = {.l = &l};
+	const uint64_t T = 1024ull << 6; /* timeout 6: 65.536 us (§4.5) */
+
+	link_init(&l, 1, MRCP_MODE_MRC, NULL);
+	l.drop = record_and_drop;
+	l.drop_ctx = &r;
+	ASSERT_EQ(0, post_write(&l, 0, 0, 100, 1, false, 0));
+	link_run(&l, 60ull * 1000000000ull, NULL, 1000000);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.eng[0], l.qpn[0]));
+	/* the first send and 18 retransmissions: the 19th RTO round brings
+	 * k to linear_cnt 7 + exp_cnt 12 and ends the QP instead (D33) */
+	ASSERT_EQ(19, r.n);
+	for (unsigned i = 1; i < r.n; i++) {
+		/* b = 1 for the first linear_cnt rounds, then 2^(k - 7 + 1) */
+		uint64_t expect = i <= 7 ? T : T << (i - 7);
+		uint64_t got = r.t[i] - r.t[i - 1];
+		ASSERT_GE(got, expect);
+		ASSERT_LE(got, expect + 3 * 1024); /* timer ticks are 1.024 us */
+	}
+	link_fini(&l);
+}
+
+TEST(engine, write_imm__outstanding_limit_holds_later_messages)
+{
+	struct link l;
+	struct mrcp_wc wc[64];
+	struct mrcp_qp_info qi;
+
+	link_init(&l, 1, MRCP_MODE_MRC, NULL);
+	for (int i = 0; i < 40; i++)
+		ASSERT_EQ(0, mrcp_qp_post_recv(l.eng[1], l.qpn[1], (uint64_t)i));
+	for (int i = 0; i < 40; i++)
+		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i * 64, 64, (uint64_t)i, true, (uint32_t)i));
+	/* 40 outstanding WriteImms fit the default limit of 128 (D25) */
+	link_run(&l, 100000000, sender_idle, 100000);
+	ASSERT_EQ(40, cq_drain(&l, 1, wc, 64));
+	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	ASSERT_EQ(0, qi.sq_outstanding);
+	link_fini(&l);
+}
+
+static void small_wimm(struct mrcp_engine_config *c)
+{
+	c->max_wimm = 4;
+}
+
+TEST(engine, write_imm__peer_limit_caps_outstanding)
+{
+	struct link l;
+	struct mrcp_wc wc[64];
+	struct mrcp_tx tx[64];
+	unsigned n, imm_first = 0;
+
+	link_init(&l, 1, MRCP_MODE_MRC, small_wimm);
+	for (int i = 0; i < 10; i++)
+		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i * 64, 64, (uint64_t)i, true, (uint32_t)i));
+	/* before any AETH, only min(max_wimm, max_wimm_dest) = 4 messages go */
+	n = mrcp_poll(l.eng[0], 0, tx, 64);
+	for (unsigned i = 0; i < n; i++)
+		if (tx[i].opcode == MRCP_OP_WRITE_ONLY_IMM)
+			imm_first++;
+	ASSERT_EQ(4, imm_first);
+	for (int i = 0; i < 10; i++)
+		ASSERT_EQ(0, mrcp_qp_post_recv(l.eng[1], l.qpn[1], (uint64_t)i));
+	for (unsigned i = 0; i < n; i++)
+		emit(&l, 0, &tx[i]);
+	link_run(&l, 100000000, sender_idle, 100000);
+	ASSERT_EQ(10, cq_drain(&l, 1, wc, 64));
+	ASSERT_EQ(10, cq_drain(&l, 0, wc, 64));
+	link_fini(&l);
+}
+
+static void tiny_cq(struct mrcp_engine_config *c)
+{
+	c->cq_size = 4;
+}
+
+TEST(engine, cq__full_queue_holds_completions_back_in_order)
+{
+	struct link l;
+	struct mrcp_wc wc[4];
+	unsigned got = 0, k;
+	struct mrcp_engine_counters ec;
+
+	link_init(&l, 1, MRCP_MODE_MRC, tiny_cq);
+	for (int i = 0; i < 12; i++)
+		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i * 100, 100, (uint64_t)i, false, 0));
+	link_run(&l, 100000000, NULL, 100000);
+	mrcp_engine_counters(l.eng[0], &ec);
+	ASSERT_GT(ec.cq_overflow, 0);
+	/* draining lets the held completions through, still in order */
+	while ((k = mrcp_poll_cq(l.eng[0], wc, 4)) != 0)
+		for (unsigned i = 0; i < k; i++)
+			ASSERT_EQ(got++, wc[i].wr_id);
+	ASSERT_EQ(12, got);
+	link_fini(&l);
+}
+
+TEST(engine, qp_create__table_full_and_mr_table_full)
+{
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e;
+	uint32_t qpn, lk, rk;
+	uint8_t b[16];
+
+	mrcp_engine_config_defaults(&c);
+	c.max_qps = 2;
+	c.max_mrs = 1;
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e));
+	ASSERT_EQ(0, mrcp_qp_create(e, NULL, &qpn));
+	ASSERT_EQ(0, mrcp_qp_create(e, NULL, &qpn));
+	ASSERT_EQ(-ENOSPC, mrcp_qp_create(e, NULL, &qpn));
+	ASSERT_EQ(0, mrcp_qp_destroy(e, qpn, 0));
+	ASSERT_EQ(0, mrcp_qp_create(e, NULL, &qpn));
+	ASSERT_EQ(0, mrcp_mr_reg(e, 0x1000, sizeof(b), b, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+	ASSERT_EQ(-ENOSPC, mrcp_mr_reg(e, 0x2000, sizeof(b), b, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+	ASSERT_EQ(-EINVAL, mrcp_mr_reg(e, 0x2000, 0, b, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+	mrcp_engine_destroy(e);
+}
+
+TEST(engine, engine_create__rejects_bad_config)
+{
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e;
+
+	mrcp_engine_config_defaults(&c);
+	c.mtu = 1500;
+	ASSERT_EQ(-EINVAL, mrcp_engine_create(&c, &e));
+	mrcp_engine_config_defaults(&c);
+	c.n_ports = 9;
+	ASSERT_EQ(-EINVAL, mrcp_engine_create(&c, &e));
+	mrcp_engine_config_defaults(&c);
+	memcpy(c.cc, "nope", 5);
+	ASSERT_EQ(-EINVAL, mrcp_engine_create(&c, &e));
+	mrcp_engine_config_defaults(&c);
+	c.timeout = 25;
+	ASSERT_EQ(-EINVAL, mrcp_engine_create(&c, &e));
+}
