@@ -111,6 +111,8 @@ struct wqe {
 	uint8_t flags;
 	uint8_t n_sge;
 	bool started;            /* first PSN assigned */
+	bool hdr_ready;          /* hdr holds the message's header template */
+	uint8_t hdr[MRCP_DATA_HDR_MAX]; /* mrcp_data_hdr_patch() template */
 	bool all_sent;
 	struct {
 		uint8_t *host;

@@ -438,4 +438,21 @@ int mrcp_pkt_decode(const void *buf, size_t len, struct mrcp_pkt *p);
  */
 int mrcp_pkt_decode_hdr(const void *buf, size_t len, struct mrcp_pkt *p);
 
+/* ---- the Write fast path ----------------------------------------------------
+ * A message's packets differ only in opcode, PadCnt, AckReq, rtx, PSN, the
+ * TSETH timestamp and the RETH VA. The requester encodes one template per
+ * message with mrcp_pkt_encode_hdr() (a Write with ts = 1, and ImmDt when
+ * the message has one) and patches a copy per packet.
+ */
+#define MRCP_DATA_HDR_LEN                                                      	(sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) +        	 sizeof(struct mrcp_tseth_wire) + sizeof(struct mrcp_reth_wire))
+#define MRCP_DATA_HDR_MAX (MRCP_DATA_HDR_LEN + sizeof(struct mrcp_imm_wire))
+
+/**
+ * Rewrite the per-packet fields of a Write header built from a template.
+ * @hdr holds MRCP_DATA_HDR_MAX bytes (or MRCP_DATA_HDR_LEN when @opcode has
+ * no ImmDt). @return the header length for @opcode.
+ */
+size_t mrcp_data_hdr_patch(uint8_t *hdr, uint8_t opcode, uint8_t pad_cnt, bool ack_req, bool rtx,
+			   uint32_t psn, uint16_t ts, uint64_t va);
+
 #endif

@@ -140,28 +140,38 @@ static uint8_t data_dscp(const struct mrcp_engine *e, const struct qp *qp, bool 
 	return e->cfg.dscp.dscp[rtx ? MRCP_DSCP_CLASS_TRIMMABLE_RETX : MRCP_DSCP_CLASS_TRIMMABLE]; /* D31 */
 }
 
-/* Fill @tx with PSN @psn of the message in @w (entry @en), on EV @ev. */
-static void build_data(struct mrcp_engine *e, struct qp *qp, const struct wqe *w,
-		       const struct sb_entry *en, uint32_t psn, int ev, bool rtx, struct mrcp_tx *tx)
+/* Encode @w's header template once (mrcp_data_hdr_patch() fills in the
+ * per-packet fields). */
+static void wqe_template(const struct qp *qp, struct wqe *w)
 {
-	uint32_t idx = mrcp_psn_diff(psn, w->first_psn);
 	struct mrcp_pkt p;
-	uint32_t off = en->msg_off, left = en->len, pos = 0;
-	int hl;
 
-	mrcp_pkt_init(&p, data_opcode(qp, w, idx), qp->dqpn, psn);
-	p.bth.ack_req = (idx + 1 == wqe_npkts(qp, w)); /* AckReq on the last packet */
-	p.bth.rtx = rtx;
+	mrcp_pkt_init(&p, w->opcode == MRCP_WR_WRITE_IMM ? MRCP_OP_WRITE_ONLY_IMM : MRCP_OP_WRITE_ONLY,
+		      qp->dqpn, 0);
 	p.meth.msn = w->msn;
 	p.meth.rq_msn = w->rq_msn;
-	p.tseth.tx_timestamp = mrcp__ts_now(e->now); /* D13 */
-	p.reth.va = w->remote_va + en->msg_off;      /* RETH in every packet */
-	p.reth.rkey = w->rkey;
+	p.reth.rkey = w->rkey;     /* RETH in every packet */
 	p.reth.dma_len = w->len;
 	p.imm = w->imm;
-	p.payload_len = en->len;
-	hl = mrcp_pkt_encode_hdr(&p, tx->hdr, sizeof(tx->hdr));
-	tx->hdr_len = (uint16_t)(hl > 0 ? hl : 0);
+	mrcp_pkt_encode_hdr(&p, w->hdr, sizeof(w->hdr));
+	w->hdr_ready = true;
+}
+
+/* Fill @tx with PSN @psn of the message in @w (entry @en), on EV @ev. */
+static void build_data(struct mrcp_engine *e, struct qp *qp, struct wqe *w,
+		       const struct sb_entry *en, uint32_t psn, int ev, bool rtx, struct mrcp_tx *tx)
+{
+	uint32_t idx = (uint32_t)mrcp_psn_diff(psn, w->first_psn);
+	uint32_t off = en->msg_off, left = en->len, pos = 0;
+
+	if (!w->hdr_ready)
+		wqe_template(qp, w);
+	memcpy(tx->hdr, w->hdr, sizeof(w->hdr));
+	tx->opcode = data_opcode(qp, w, idx);
+	tx->hdr_len = (uint16_t)mrcp_data_hdr_patch(tx->hdr, tx->opcode, (uint8_t)((4 - (en->len & 3)) & 3),
+						    idx + 1 == wqe_npkts(qp, w), /* AckReq on the last */
+						    rtx, psn, mrcp__ts_now(e->now) /* D13 */,
+						    w->remote_va + en->msg_off);
 	tx->pad = (uint8_t)((4 - (en->len & 3)) & 3);
 	tx->payload_len = en->len;
 	tx->n_seg = 0;
@@ -186,7 +196,6 @@ static void build_data(struct mrcp_engine *e, struct qp *qp, const struct wqe *w
 	tx->ev = qp->evs.evs[ev].value;
 	tx->dscp = data_dscp(e, qp, rtx);
 	tx->ecn = MRCP_ECN_ECT0; /* D9 */
-	tx->opcode = p.bth.opcode;
 	tx->psn = psn;
 	tx->qpn = qp->qpn;
 	tx->rtx = rtx;

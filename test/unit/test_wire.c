@@ -2426,3 +2426,51 @@ TEST(wire, pkt_decode_hdr__keeps_trailing_bytes_of_control_packets)
 	ASSERT_EQ(p.payload_len, 3);
 	ASSERT_EQ(mrcp_pkt_decode(buf, n + 3, &p), -EBADMSG);
 }
+
+/* The Write fast path must produce exactly what the full encoder does. */
+TEST(wire, data_hdr_patch__equals_full_encode)
+{
+	static const uint8_t ops[] = {MRCP_OP_WRITE_FIRST, MRCP_OP_WRITE_MIDDLE, MRCP_OP_WRITE_LAST,
+				      MRCP_OP_WRITE_LAST_IMM, MRCP_OP_WRITE_ONLY, MRCP_OP_WRITE_ONLY_IMM};
+
+	for (int imm = 0; imm < 2; imm++) {
+		struct mrcp_pkt t;
+		uint8_t tmpl[MRCP_DATA_HDR_MAX];
+
+		ASSERT_EQ(0, mrcp_pkt_init(&t, imm ? MRCP_OP_WRITE_ONLY_IMM : MRCP_OP_WRITE_ONLY, 0x123456, 0));
+		t.meth.msn = 0x1234;
+		t.meth.rq_msn = 0x0042;
+		t.reth.rkey = 0xDEADBEEF;
+		t.reth.dma_len = 100000;
+		t.imm = 0xCAFEF00D;
+		ASSERT_EQ(imm ? (int)MRCP_DATA_HDR_MAX : (int)MRCP_DATA_HDR_LEN,
+			  mrcp_pkt_encode_hdr(&t, tmpl, sizeof(tmpl)));
+		for (unsigned k = 0; k < sizeof(ops); k++) {
+			bool op_imm = ops[k] == MRCP_OP_WRITE_LAST_IMM || ops[k] == MRCP_OP_WRITE_ONLY_IMM;
+			if (op_imm && !imm)
+				continue;
+			for (int flags = 0; flags < 16; flags++) {
+				struct mrcp_pkt p;
+				uint8_t full[64], fast[MRCP_DATA_HDR_MAX];
+				uint32_t psn = 0xFFFFF0u + (uint32_t)flags;
+				int n;
+
+				ASSERT_EQ(0, mrcp_pkt_init(&p, ops[k], 0x123456, psn));
+				p.meth = t.meth;
+				p.reth = t.reth;
+				p.reth.va = 0x1122334455667788ull + (uint64_t)flags * 4096;
+				p.imm = t.imm;
+				p.bth.ack_req = flags & 1;
+				p.bth.rtx = (flags >> 1) & 1;
+				p.tseth.tx_timestamp = (uint16_t)(0xABCD + flags);
+				p.payload_len = (uint32_t)(4096 - (flags >> 2));
+				n = mrcp_pkt_encode_hdr(&p, full, sizeof(full));
+				memcpy(fast, tmpl, sizeof(fast));
+				ASSERT_EQ(n, (int)mrcp_data_hdr_patch(fast, ops[k], (uint8_t)((4 - (p.payload_len & 3)) & 3),
+								 p.bth.ack_req, p.bth.rtx, psn, p.tseth.tx_timestamp,
+								 p.reth.va));
+				ASSERT_MEMEQ(full, fast, (size_t)n);
+			}
+		}
+	}
+}
