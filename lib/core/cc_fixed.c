@@ -80,7 +80,8 @@ static bool fixed_can_send(const void *priv, uint64_t bytes)
 {
 	const struct fixed *s = priv;
 
-	return s->inflight == 0 || s->inflight + bytes <= s->cwnd;
+	/* as NSCC: less than one packet in flight never blocks */
+	return s->inflight < bytes || s->inflight + bytes <= s->cwnd;
 }
 
 static void fixed_stats(const void *priv, struct mrcp_cc_stats *out)

@@ -466,7 +466,11 @@ static bool nscc_can_send(const void *priv, uint64_t bytes)
 {
 	const struct nscc *s = priv;
 
-	return s->inflight == 0 || s->inflight + bytes <= s->cwnd;
+	/* Less than one packet in flight never blocks: inflight shrinks by
+	 * rcvd_bytes in 256-byte units (D19), so a few bytes may linger after
+	 * everything was acknowledged, and a window at min_cwnd must still
+	 * move one packet at a time. */
+	return s->inflight < bytes || s->inflight + bytes <= s->cwnd;
 }
 
 static void nscc_stats(const void *priv, struct mrcp_cc_stats *out)

@@ -152,7 +152,9 @@ static int cc_init(struct mrcp_engine *e, struct cc_inst *cc, const char *name, 
 	if (p.base_rtt_ns == 0)
 		p.base_rtt_ns = e->cfg.base_rtt_ns;
 	p.mtu = mtu;
-	p.pkt_overhead = PKT_OVERHEAD;
+	/* a full data packet's nominal size is payload + headers + ICRC +
+	 * 40 B; min_cwnd must hold one (brief §6.4) */
+	p.pkt_overhead = (uint32_t)(PKT_OVERHEAD + MRCP_ICRC_LEN + MRCP_DATA_HDR_MAX);
 	p.trimming_fabric = e->cfg.trimming_fabric;
 	cc->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
 	if (cc->priv == NULL)

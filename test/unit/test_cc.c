@@ -318,3 +318,25 @@ TEST(cc, fixed_on_forget__drops_inflight)
 	ASSERT_U64_EQ(fst(s).inflight, 0);
 	ASSERT_STREQ(mrcp_cc_fixed.name, "fixed");
 }
+
+TEST(cc, fixed_can_send__a_residue_below_one_packet_never_blocks)
+{
+	struct mrcp_cc_params p = p100();
+	struct mrcp_cc_sack in = {0};
+	void *s;
+
+	/* inflight shrinks in 256-byte units (D19): after every byte was
+	 * acknowledged up to 255 B may linger; with the window at one packet
+	 * that residue must not block the next packet (it deadlocked RC QPs
+	 * in the simulator) */
+	p.fixed_cwnd = 4176;
+	s = fixed_new(&p);
+	mrcp_cc_fixed.on_send(s, 4176, T0);
+	ASSERT_FALSE(mrcp_cc_fixed.can_send(s, 4176));
+	in.newly_rcvd = 4096;
+	mrcp_cc_fixed.on_sack(s, &in, T0);
+	ASSERT_EQ(80, fst(s).inflight);
+	ASSERT_TRUE(mrcp_cc_fixed.can_send(s, 4176));
+	mrcp_cc_fixed.on_send(s, 4176, T0);
+	ASSERT_FALSE(mrcp_cc_fixed.can_send(s, 4176));
+}
