@@ -1,0 +1,174 @@
+/* main.c - the mrc-sim command line: load a scenario, run it with MRC, RC or
+ * both, print one table line per transport and optionally a JSON object.
+ *
+ *   mrc-sim --scenario file.yaml [--seed N] [--transport mrc|rc|both] [--json out.json]
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+static void usage(FILE *o)
+{
+	fprintf(o, "usage: mrc-sim --scenario file.yaml [--seed N] [--transport mrc|rc|both] [--json out.json]\n");
+}
+
+static double goodput_gbps(const struct sim_result *r)
+{
+	uint64_t t = r->flows_done == r->flows ? r->finish_ns : r->end_ns;
+
+	return t ? (double)r->bytes_done * 8.0 / (double)t : 0.0;
+}
+
+static void print_header(const struct sim_scenario *s)
+{
+	uint32_t T0 = (s->hosts + s->hosts_per_t0 - 1) / s->hosts_per_t0;
+
+	printf("scenario %s seed %llu: %u hosts, %u planes x (%u T0 x %u T1), %.1f Gb/s, %llu ns/link, "
+	       "%s %llu B/flow x %u QPs, %u failures\n",
+	       s->path, (unsigned long long)s->seed, s->hosts, s->planes, T0, s->t1_per_plane, s->link_gbps,
+	       (unsigned long long)s->delay_ns, s->wl == SIM_WL_P2P ? "p2p" : "permutation",
+	       (unsigned long long)s->bytes, s->qps, s->n_failures);
+	printf("%-4s %5s %5s %12s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "tp", "flows", "done",
+	       "finish_us", "gbps", "rtx_fast", "rtx_nack", "rtx_rto", "rtx_pdn", "ev_trans", "drops",
+	       "blackhol", "trims", "ecn");
+}
+
+static void print_line(const struct sim_result *r)
+{
+	char fin[32];
+
+	if (r->flows_done == r->flows)
+		snprintf(fin, sizeof(fin), "%.3f", (double)r->finish_ns / 1000.0);
+	else
+		snprintf(fin, sizeof(fin), "-");
+	printf("%-4s %5u %5u %12s %8.2f %8llu %8llu %8llu %8llu %8llu %8llu %8llu %8llu %8llu\n", r->transport,
+	       r->flows, r->flows_done, fin, goodput_gbps(r), (unsigned long long)r->rtx_fast,
+	       (unsigned long long)r->rtx_nack, (unsigned long long)r->rtx_rto,
+	       (unsigned long long)r->rtx_port_down, (unsigned long long)r->ev_transitions,
+	       (unsigned long long)r->drops_buffer, (unsigned long long)r->drops_down,
+	       (unsigned long long)r->trims, (unsigned long long)r->ecn_marks);
+}
+
+static void json_string(FILE *o, const char *v)
+{
+	fputc('"', o);
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			fprintf(o, "\\%c", *v);
+		else if ((unsigned char)*v < 0x20)
+			fprintf(o, "\\u%04x", (unsigned)(unsigned char)*v);
+		else
+			fputc(*v, o);
+	}
+	fputc('"', o);
+}
+
+static int write_json(const char *path, const struct sim_scenario *s, const struct sim_result *r, unsigned n)
+{
+	FILE *o = fopen(path, "w");
+
+	if (o == NULL) {
+		fprintf(stderr, "mrc-sim: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(o, "{\n  \"scenario\": ");
+	json_string(o, s->path);
+	fprintf(o, ",\n  \"seed\": %llu,\n  \"runs\": [", (unsigned long long)s->seed);
+	for (unsigned i = 0; i < n; i++) {
+		fprintf(o, "%s\n    {\"transport\": \"%s\", \"flows\": %u, \"flows_done\": %u, ", i ? "," : "",
+			r[i].transport, r[i].flows, r[i].flows_done);
+		if (r[i].flows_done == r[i].flows)
+			fprintf(o, "\"finish_ns\": %llu, ", (unsigned long long)r[i].finish_ns);
+		else
+			fprintf(o, "\"finish_ns\": null, ");
+		fprintf(o, "\"end_ns\": %llu, \"stalled\": %s, \"first_flow_ns\": %llu, \"bytes_done\": %llu, \"goodput_gbps\": %.3f, "
+			   "\"tx_data_pkts\": %llu, \"rtx_fast\": %llu, \"rtx_nack\": %llu, \"rtx_rto\": %llu, "
+			   "\"rtx_port_down\": %llu, \"ev_transitions\": %llu, \"wc_err\": %llu, "
+			   "\"drops_buffer\": %llu, \"drops_down\": %llu, \"trims\": %llu, \"ecn_marks\": %llu, "
+			   "\"events\": %llu}",
+			(unsigned long long)r[i].end_ns, r[i].stalled ? "true" : "false",
+			(unsigned long long)r[i].min_flow_ns,
+			(unsigned long long)r[i].bytes_done, goodput_gbps(&r[i]),
+			(unsigned long long)r[i].tx_data_pkts, (unsigned long long)r[i].rtx_fast,
+			(unsigned long long)r[i].rtx_nack, (unsigned long long)r[i].rtx_rto,
+			(unsigned long long)r[i].rtx_port_down, (unsigned long long)r[i].ev_transitions,
+			(unsigned long long)r[i].wc_err, (unsigned long long)r[i].drops_buffer,
+			(unsigned long long)r[i].drops_down, (unsigned long long)r[i].trims,
+			(unsigned long long)r[i].ecn_marks, (unsigned long long)r[i].events);
+	}
+	fprintf(o, "\n  ]\n}\n");
+	return fclose(o) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *scen = NULL, *json = NULL, *tp = "both", *seed = NULL;
+	struct sim_scenario s;
+	struct sim_result r[2];
+	enum mrcp_qp_mode modes[2];
+	unsigned n = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char **dst = NULL;
+
+		if (!strcmp(argv[i], "--scenario"))
+			dst = &scen;
+		else if (!strcmp(argv[i], "--seed"))
+			dst = &seed;
+		else if (!strcmp(argv[i], "--transport"))
+			dst = &tp;
+		else if (!strcmp(argv[i], "--json"))
+			dst = &json;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (dst == NULL || i + 1 >= argc) {
+			usage(stderr);
+			return 2;
+		}
+		*dst = argv[++i];
+	}
+	if (scen == NULL) {
+		usage(stderr);
+		return 2;
+	}
+	sim_scenario_defaults(&s);
+	if (sim_scenario_load(scen, &s) != 0)
+		return 2;
+	if (seed != NULL) {
+		char *end;
+		errno = 0;
+		s.seed = strtoull(seed, &end, 0);
+		if (errno != 0 || end == seed || *end != '\0') {
+			fprintf(stderr, "mrc-sim: bad --seed %s\n", seed);
+			return 2;
+		}
+	}
+	if (!strcmp(tp, "mrc") || !strcmp(tp, "both"))
+		modes[n++] = MRCP_MODE_MRC;
+	if (!strcmp(tp, "rc") || !strcmp(tp, "both"))
+		modes[n++] = MRCP_MODE_RC;
+	if (n == 0) {
+		fprintf(stderr, "mrc-sim: --transport must be mrc, rc or both\n");
+		return 2;
+	}
+	print_header(&s);
+	for (unsigned i = 0; i < n; i++) {
+		if (sim_run(&s, modes[i], &r[i]) != 0)
+			return 1;
+		print_line(&r[i]);
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (r[i].flows_done != r[i].flows)
+			printf("note: %s: %u of %u flows unfinished at t=%.3f us%s (replay: --seed %llu)\n",
+			       r[i].transport, r[i].flows - r[i].flows_done, r[i].flows,
+			       (double)r[i].end_ns / 1000.0,
+			       r[i].stalled ? ", stalled: no engine deadline or packet pending" : "",
+			       (unsigned long long)s.seed);
+	if (json != NULL && write_json(json, &s, r, n) != 0)
+		return 1;
+	return 0;
+}

@@ -1,0 +1,330 @@
+/* scenario.c - loads a mrc-sim scenario file (YAML, libyaml document API)
+ * into struct sim_scenario. Every key is checked: an unknown key, a wrong
+ * type or an out-of-range value is an error reported as file:line. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "sim.h"
+
+struct ctx {
+	const char *path;
+	yaml_document_t *doc;
+	int errors;
+};
+
+void sim_scenario_defaults(struct sim_scenario *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->seed = 1;
+	s->hosts = 8;
+	s->planes = 2;
+	s->hosts_per_t0 = 4;
+	s->t1_per_plane = 2;
+	s->link_gbps = 100;
+	s->delay_ns = 500;
+	s->buffer_kb = 512;
+	s->trim = true;
+	s->ecn_kmin_kb = 64;
+	s->ecn_kmax_kb = 256;
+	s->ecn_lasthop = true;
+	s->wl = SIM_WL_P2P;
+	s->bytes = 4u << 20;
+	s->qps = 4;
+	s->msg_kb = 64;
+	s->src = 0;
+	s->dst = UINT32_MAX; /* default: the last host */
+	s->duration_ns = 100000000ull;
+}
+
+static void err(struct ctx *c, const yaml_node_t *n, const char *msg, const char *what)
+{
+	fprintf(stderr, "%s:%lu: %s%s%s\n", c->path, n ? (unsigned long)n->start_mark.line + 1 : 0ul,
+		msg, what ? ": " : "", what ? what : "");
+	c->errors++;
+}
+
+static const char *scalar(struct ctx *c, const yaml_node_t *n)
+{
+	if (n->type != YAML_SCALAR_NODE) {
+		err(c, n, "expected a scalar", NULL);
+		return NULL;
+	}
+	return (const char *)n->data.scalar.value;
+}
+
+static bool get_u64(struct ctx *c, const yaml_node_t *n, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	const char *v = scalar(c, n);
+	char *end;
+	unsigned long long x;
+
+	if (v == NULL)
+		return false;
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || x < lo || x > hi) {
+		err(c, n, "bad or out-of-range integer", v);
+		return false;
+	}
+	*out = x;
+	return true;
+}
+
+static void get_u32(struct ctx *c, const yaml_node_t *n, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	uint64_t x;
+
+	if (get_u64(c, n, lo, hi, &x))
+		*out = (uint32_t)x;
+}
+
+static void get_bool(struct ctx *c, const yaml_node_t *n, bool *out)
+{
+	const char *v = scalar(c, n);
+
+	if (v == NULL)
+		return;
+	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "on"))
+		*out = true;
+	else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "off"))
+		*out = false;
+	else
+		err(c, n, "expected true or false", v);
+}
+
+static void get_double(struct ctx *c, const yaml_node_t *n, double lo, double hi, double *out)
+{
+	const char *v = scalar(c, n);
+	char *end;
+	double x;
+
+	if (v == NULL)
+		return;
+	x = strtod(v, &end);
+	if (end == v || *end != '\0' || !(x >= lo && x <= hi)) {
+		err(c, n, "bad or out-of-range number", v);
+		return;
+	}
+	*out = x;
+}
+
+static void load_workload(struct ctx *c, const yaml_node_t *m, struct sim_scenario *s)
+{
+	if (m->type != YAML_MAPPING_NODE) {
+		err(c, m, "workload: expected a mapping", NULL);
+		return;
+	}
+	for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(c->doc, pr->key);
+		yaml_node_t *v = yaml_document_get_node(c->doc, pr->value);
+		const char *key = scalar(c, k);
+
+		if (key == NULL)
+			continue;
+		if (!strcmp(key, "type")) {
+			const char *t = scalar(c, v);
+			if (t && !strcmp(t, "p2p"))
+				s->wl = SIM_WL_P2P;
+			else if (t && !strcmp(t, "permutation"))
+				s->wl = SIM_WL_PERMUTATION;
+			else if (t)
+				err(c, v, "workload type must be p2p or permutation", t);
+		} else if (!strcmp(key, "bytes")) {
+			get_u64(c, v, 1, 1ull << 34, &s->bytes);
+		} else if (!strcmp(key, "qps")) {
+			get_u32(c, v, 1, 64, &s->qps);
+		} else if (!strcmp(key, "msg_kb")) {
+			get_u32(c, v, 1, 1u << 20, &s->msg_kb);
+		} else if (!strcmp(key, "src")) {
+			get_u32(c, v, 0, 65535, &s->src);
+		} else if (!strcmp(key, "dst")) {
+			get_u32(c, v, 0, 65535, &s->dst);
+		} else {
+			err(c, k, "unknown workload key", key);
+		}
+	}
+}
+
+static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure *f)
+{
+	bool have_kind = false, have_at = false, have_plane = false;
+
+	f->t0 = f->t1 = f->host = -1;
+	if (m->type != YAML_MAPPING_NODE) {
+		err(c, m, "failure: expected a mapping", NULL);
+		return;
+	}
+	for (yaml_node_pair_t *pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(c->doc, pr->key);
+		yaml_node_t *v = yaml_document_get_node(c->doc, pr->value);
+		const char *key = scalar(c, k);
+		uint32_t x;
+
+		if (key == NULL)
+			continue;
+		if (!strcmp(key, "at_us")) {
+			uint64_t us;
+			if (get_u64(c, v, 0, 1ull << 40, &us))
+				f->at_ns = us * 1000;
+			have_at = true;
+		} else if (!strcmp(key, "kind")) {
+			const char *t = scalar(c, v);
+			have_kind = true;
+			if (t && !strcmp(t, "link_down"))
+				f->kind = SIM_FAIL_LINK_DOWN;
+			else if (t && !strcmp(t, "link_up"))
+				f->kind = SIM_FAIL_LINK_UP;
+			else if (t && !strcmp(t, "switch_down"))
+				f->kind = SIM_FAIL_SWITCH_DOWN;
+			else if (t)
+				err(c, v, "kind must be link_down, link_up or switch_down", t);
+		} else if (!strcmp(key, "plane")) {
+			x = 0;
+			get_u32(c, v, 0, MRCP_MAX_PORTS - 1, &x);
+			f->plane = (int)x;
+			have_plane = true;
+		} else if (!strcmp(key, "t0") || !strcmp(key, "t1") || !strcmp(key, "host")) {
+			x = 0;
+			get_u32(c, v, 0, 65535, &x);
+			*(key[0] == 'h' ? &f->host : key[1] == '0' ? &f->t0 : &f->t1) = (int)x;
+		} else {
+			err(c, k, "unknown failure key", key);
+		}
+	}
+	if (!have_kind || !have_at || !have_plane)
+		err(c, m, "failure needs at_us, kind and plane", NULL);
+	else if (f->kind == SIM_FAIL_SWITCH_DOWN && ((f->t0 >= 0) == (f->t1 >= 0) || f->host >= 0))
+		err(c, m, "switch_down needs exactly one of t0, t1", NULL);
+	else if (f->kind != SIM_FAIL_SWITCH_DOWN &&
+		 !((f->t0 >= 0 && f->t1 >= 0 && f->host < 0) || (f->host >= 0 && f->t0 < 0 && f->t1 < 0)))
+		err(c, m, "a link is t0 + t1, or host", NULL);
+}
+
+/* Cross-key checks, after the whole file is read. */
+static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario *s)
+{
+	uint32_t T0;
+
+	if (s->dst == UINT32_MAX)
+		s->dst = s->hosts - 1;
+	if (s->trim_kb == 0)
+		s->trim_kb = s->buffer_kb;
+	if (s->hosts < 2 || s->hosts_per_t0 < 1 || s->t1_per_plane < 1)
+		err(c, root, "need hosts >= 2, hosts_per_t0 >= 1, t1_per_plane >= 1", NULL);
+	if (s->src >= s->hosts || s->dst >= s->hosts || s->src == s->dst)
+		err(c, root, "workload src/dst: two different hosts below hosts", NULL);
+	if (s->ecn_kmin_kb > s->ecn_kmax_kb)
+		err(c, root, "ecn_kmin_kb > ecn_kmax_kb", NULL);
+	if (s->msg_kb * 1024ull > (1ull << 31))
+		err(c, root, "msg_kb: a Write is at most 2 GiB", NULL);
+	T0 = s->hosts_per_t0 ? (s->hosts + s->hosts_per_t0 - 1) / s->hosts_per_t0 : 0;
+	for (unsigned i = 0; i < s->n_failures; i++) {
+		const struct sim_failure *f = &s->failures[i];
+		if ((uint32_t)f->plane >= s->planes || (f->t0 >= 0 && (uint32_t)f->t0 >= T0) ||
+		    (f->t1 >= 0 && (uint32_t)f->t1 >= s->t1_per_plane) ||
+		    (f->host >= 0 && (uint32_t)f->host >= s->hosts))
+			err(c, root, "a failure names a plane, switch or host outside the topology", NULL);
+	}
+}
+
+int sim_scenario_load(const char *path, struct sim_scenario *s)
+{
+	FILE *fp = fopen(path, "rb");
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_node_t *root;
+	struct ctx c = {.path = path, .doc = &doc};
+
+	if (fp == NULL) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, fp);
+	if (!yaml_parser_load(&parser, &doc)) {
+		fprintf(stderr, "%s:%lu: YAML error: %s\n", path, (unsigned long)parser.problem_mark.line + 1,
+			parser.problem ? parser.problem : "?");
+		yaml_parser_delete(&parser);
+		fclose(fp);
+		return -1;
+	}
+	root = yaml_document_get_root_node(&doc);
+	if (root == NULL || root->type != YAML_MAPPING_NODE) {
+		err(&c, root, "the scenario must be a mapping", NULL);
+		goto out;
+	}
+	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(&doc, pr->key);
+		yaml_node_t *v = yaml_document_get_node(&doc, pr->value);
+		const char *key = scalar(&c, k);
+
+		if (key == NULL)
+			continue;
+		if (!strcmp(key, "seed"))
+			get_u64(&c, v, 0, UINT64_MAX, &s->seed);
+		else if (!strcmp(key, "hosts"))
+			get_u32(&c, v, 2, 4096, &s->hosts);
+		else if (!strcmp(key, "planes"))
+			get_u32(&c, v, 1, MRCP_MAX_PORTS, &s->planes);
+		else if (!strcmp(key, "hosts_per_t0"))
+			get_u32(&c, v, 1, 4096, &s->hosts_per_t0);
+		else if (!strcmp(key, "t1_per_plane"))
+			get_u32(&c, v, 1, 256, &s->t1_per_plane);
+		else if (!strcmp(key, "link_gbps"))
+			get_double(&c, v, 0.001, 10000, &s->link_gbps);
+		else if (!strcmp(key, "delay_ns"))
+			get_u64(&c, v, 0, 1000000000ull, &s->delay_ns);
+		else if (!strcmp(key, "buffer_kb"))
+			get_u32(&c, v, 8, 1u << 20, &s->buffer_kb);
+		else if (!strcmp(key, "trim"))
+			get_bool(&c, v, &s->trim);
+		else if (!strcmp(key, "trim_kb"))
+			get_u32(&c, v, 1, 1u << 20, &s->trim_kb);
+		else if (!strcmp(key, "ecn_kmin_kb"))
+			get_u32(&c, v, 0, 1u << 20, &s->ecn_kmin_kb);
+		else if (!strcmp(key, "ecn_kmax_kb"))
+			get_u32(&c, v, 0, 1u << 20, &s->ecn_kmax_kb);
+		else if (!strcmp(key, "ecn_lasthop"))
+			get_bool(&c, v, &s->ecn_lasthop);
+		else if (!strcmp(key, "cc_scope")) {
+			const char *t = scalar(&c, v);
+			if (t && (!strcmp(t, "qp") || !strcmp(t, "peer")))
+				s->cc_per_qp = !strcmp(t, "qp");
+			else if (t)
+				err(&c, v, "cc_scope must be peer or qp", t);
+		} else if (!strcmp(key, "base_rtt_ns"))
+			get_u64(&c, v, 1, 1000000000ull, &s->base_rtt_ns);
+		else if (!strcmp(key, "rto_timeout"))
+			get_u32(&c, v, 1, 24, &s->rto_timeout);
+		else if (!strcmp(key, "duration_ms")) {
+			uint64_t ms;
+			if (get_u64(&c, v, 1, 1000000, &ms))
+				s->duration_ns = ms * 1000000ull;
+		} else if (!strcmp(key, "workload"))
+			load_workload(&c, v, s);
+		else if (!strcmp(key, "failures")) {
+			if (v->type != YAML_SEQUENCE_NODE) {
+				err(&c, v, "failures: expected a list", NULL);
+				continue;
+			}
+			for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+				if (s->n_failures == SIM_MAX_FAILURES) {
+					err(&c, v, "too many failures", NULL);
+					break;
+				}
+				load_failure(&c, yaml_document_get_node(&doc, *it), &s->failures[s->n_failures++]);
+			}
+		} else
+			err(&c, k, "unknown key", key);
+	}
+	if (c.errors == 0)
+		validate(&c, root, s);
+out:
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	fclose(fp);
+	return c.errors ? -1 : 0;
+}

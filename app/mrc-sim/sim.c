@@ -1,0 +1,857 @@
+/* sim.c - the mrc-sim event loop: the multi-plane Clos fabric (queues,
+ * ECMP, ECN, trimming, tail drop, silent failures), the hosts that drive
+ * one MRC engine each, and the p2p / permutation workloads. See sim.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mrcp_prng.h"
+#include "sim.h"
+
+#define PS_PER_NS 1000ull
+#define PS_X8 8000000000000ull     /* 8 bit x 1e12 ps: bytes -> ps at 1 bit/s */
+#define BURST 64u                  /* packets per mrcp_rx_burst / mrcp_poll */
+#define SLOT_BYTES (4096u + MRCP_TX_HDR_MAX + 4u) /* MTU + headers + pad */
+#define TX_ROOM_BYTES (64u * 1024u) /* NIC backlog that closes a port's TX room */
+#define MAX_POSTED 256u            /* Writes outstanding per QP */
+#define DSCP_CONTROL 46u
+/* Brief §2.1: a trim keeps BTH + METH + TSETH + RETH (12 + 4 + 4 + 16). */
+#define TRIM_KEEP 36u
+
+/* Where a packet is when its hop event fires. */
+enum hop { HOP_T0_SRC = 0, HOP_T1, HOP_T0_DST, HOP_HOST };
+enum evk { EVK_HOP = 0, EVK_POLL, EVK_TIMER, EVK_ROOM, EVK_FAIL };
+
+struct pkt {
+	struct pkt *next;         /* free list / host RX list */
+	uint16_t hdr_len;         /* bytes of hdr in use */
+	uint8_t pad;              /* pad bytes after the payload */
+	uint8_t plane;            /* 0-based */
+	uint8_t dscp, ecn, trim;  /* trim: enum mrcp_trim */
+	uint8_t hop;              /* enum hop: where the next event finds it */
+	uint32_t payload_len;     /* bytes; 0 once trimmed */
+	uint32_t ev;
+	uint32_t src, dst;        /* host indices */
+	uint8_t hdr[MRCP_TX_HDR_MAX]; /* last: pkt_alloc zeroes everything before it */
+};
+
+struct event {
+	uint64_t t_ps;            /* simulated time, ps */
+	uint64_t seq;             /* insertion order: ties break by it */
+	uint64_t gen;             /* EVK_TIMER: the host's timer generation */
+	struct pkt *p;            /* EVK_HOP */
+	uint32_t arg;             /* host index / failure index */
+	uint8_t kind;             /* enum evk */
+};
+
+/* One output queue, modelled by its busy-until times (O(1) per packet). */
+struct queue {
+	uint64_t busy_ps;         /* link busy until, ps (all traffic) */
+	uint64_t prio_busy_ps;    /* busy until for priority packets, ps */
+	bool up;                  /* false: silently drop everything */
+	bool lasthop;             /* T0 -> host: trims get TRIMMED_LASTHOP */
+	bool nic;                 /* a host's port: no buffer limit, ECN, trim */
+};
+
+struct flow {
+	uint32_t src, dst;        /* host indices */
+	uint32_t qps_left;        /* QPs not finished yet */
+	uint64_t done_ns;         /* completion time, ns; 0 = not done */
+};
+
+struct simqp {
+	uint32_t flow;
+	uint32_t qpn_tx, qpn_rx;  /* on the flow's src / dst engine */
+	uint64_t bytes;           /* to write, bytes */
+	uint32_t msgs, posted, done;
+	bool failed;
+};
+
+struct host {
+	struct mrcp_engine *e;
+	struct pkt *rx_head, *rx_tail;
+	bool poll_pending;        /* an EVK_POLL is queued */
+	uint64_t timer_gen;
+	uint64_t timer_ps;        /* armed deadline, ps; UINT64_MAX = none */
+	uint64_t room_wake_ps;    /* queued EVK_ROOM, ps; 0 = none */
+	uint32_t lkey, rkey;
+	bool room_closed[MRCP_MAX_PORTS];
+};
+
+struct sim {
+	const struct sim_scenario *sc;
+	enum mrcp_qp_mode mode;
+	struct sim_result *r;
+	struct mrcp_prng prng;
+	uint64_t ecmp_salt;
+	uint64_t now_ps;
+	uint64_t seq;
+	struct event *heap;
+	size_t n_ev, cap_ev;
+	struct pkt *free_pkts;
+	uint32_t H, P, T0, T1;
+	uint64_t rate_bps;
+	uint64_t delay_ps;
+	uint64_t buffer_bytes, trim_bytes, kmin_bytes, kmax_bytes;
+	struct queue *nic;        /* [P][H]: host -> T0 */
+	struct queue *dnh;        /* [P][H]: T0 -> host */
+	struct queue *up;         /* [P][T0][T1]: T0 -> T1 */
+	struct queue *dn1;        /* [P][T1][T0]: T1 -> T0 */
+	struct host *hosts;
+	struct flow *flows;
+	uint32_t n_flows;
+	struct simqp *qps;
+	uint32_t n_qps;
+	uint8_t *buf;             /* the shared (zero) Write source region */
+	uint64_t buf_len;
+	uint8_t (*slots)[SLOT_BYTES];
+	int setup_err;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+/* ---- event heap: (time, seq) order ---------------------------------------- */
+
+static bool ev_less(const struct event *a, const struct event *b)
+{
+	return a->t_ps < b->t_ps || (a->t_ps == b->t_ps && a->seq < b->seq);
+}
+
+static void push(struct sim *s, uint64_t t_ps, uint8_t kind, uint32_t arg, struct pkt *p, uint64_t gen)
+{
+	struct event ev = {.t_ps = t_ps, .seq = s->seq++, .gen = gen, .p = p, .arg = arg, .kind = kind};
+	size_t i;
+
+	if (s->n_ev == s->cap_ev) {
+		size_t cap = s->cap_ev ? 2 * s->cap_ev : 1024;
+		struct event *h = realloc(s->heap, cap * sizeof(*h));
+		if (h == NULL) {
+			fprintf(stderr, "mrc-sim: out of memory\n");
+			exit(2);
+		}
+		s->heap = h;
+		s->cap_ev = cap;
+	}
+	i = s->n_ev++;
+	while (i > 0 && ev_less(&ev, &s->heap[(i - 1) / 2])) {
+		s->heap[i] = s->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->heap[i] = ev;
+}
+
+static struct event pop(struct sim *s)
+{
+	struct event top = s->heap[0], last = s->heap[--s->n_ev];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= s->n_ev)
+			break;
+		if (c + 1 < s->n_ev && ev_less(&s->heap[c + 1], &s->heap[c]))
+			c++;
+		if (!ev_less(&s->heap[c], &last))
+			break;
+		s->heap[i] = s->heap[c];
+		i = c;
+	}
+	if (s->n_ev > 0)
+		s->heap[i] = last;
+	return top;
+}
+
+/* ---- packets ------------------------------------------------------------------ */
+
+static struct pkt *pkt_alloc(struct sim *s)
+{
+	struct pkt *p = s->free_pkts;
+
+	if (p != NULL) {
+		s->free_pkts = p->next;
+	} else {
+		p = malloc(sizeof(*p));
+		if (p == NULL) {
+			fprintf(stderr, "mrc-sim: out of memory\n");
+			exit(2);
+		}
+	}
+	memset(p, 0, offsetof(struct pkt, hdr));
+	return p;
+}
+
+static void pkt_free(struct sim *s, struct pkt *p)
+{
+	p->next = s->free_pkts;
+	s->free_pkts = p;
+}
+
+static uint32_t wire_bytes(const struct pkt *p)
+{
+	return SIM_WIRE_OVERHEAD + p->hdr_len + p->payload_len + p->pad;
+}
+
+static bool trimmable(const struct pkt *p)
+{
+	return p->dscp == 10 || p->dscp == 12; /* D23: TRIMMABLE, TRIMMABLE_RETX */
+}
+
+static void trim_pkt(struct pkt *p, bool lasthop)
+{
+	if (p->hdr_len > TRIM_KEEP)
+		p->hdr_len = TRIM_KEEP;
+	p->payload_len = 0;
+	p->pad = 0;
+	p->trim = lasthop ? MRCP_TRIM_LASTHOP : MRCP_TRIM_FABRIC;
+	p->dscp = lasthop ? 13 : 11; /* D23 */
+}
+
+static uint64_t backlog_bytes(const struct sim *s, const struct queue *q)
+{
+	if (q->busy_ps <= s->now_ps)
+		return 0;
+	return (q->busy_ps - s->now_ps) * s->rate_bps / PS_X8;
+}
+
+/* Offer @p to @q now: mark, trim, drop or schedule its arrival at the next
+ * element (hop @next) one propagation delay after it leaves. */
+static void enqueue(struct sim *s, struct queue *q, struct pkt *p, uint8_t next)
+{
+	uint64_t backlog, ser, start, depart;
+	uint32_t size;
+	bool prio;
+
+	if (!q->up) {
+		s->r->drops_down++;
+		pkt_free(s, p);
+		return;
+	}
+	backlog = backlog_bytes(s, q);
+	prio = p->trim != MRCP_TRIM_NONE || p->dscp == DSCP_CONTROL;
+	if (!prio && !q->nic) {
+		if (s->kmax_bytes > 0 && (p->ecn == 1 || p->ecn == 2) &&
+		    (!q->lasthop || s->sc->ecn_lasthop) && backlog > s->kmin_bytes) {
+			bool mark = backlog >= s->kmax_bytes;
+			if (!mark)
+				mark = mrcp_prng_unit(&s->prng) <
+				       (double)(backlog - s->kmin_bytes) / (double)(s->kmax_bytes - s->kmin_bytes);
+			if (mark) {
+				p->ecn = 3;
+				s->r->ecn_marks++;
+			}
+		}
+		size = wire_bytes(p);
+		if (s->sc->trim && trimmable(p) && backlog + size > s->trim_bytes) {
+			trim_pkt(p, q->lasthop);
+			s->r->trims++;
+			prio = true;
+		} else if (backlog + size > s->buffer_bytes) {
+			s->r->drops_buffer++;
+			pkt_free(s, p);
+			return;
+		}
+	}
+	size = wire_bytes(p);
+	ser = (uint64_t)size * PS_X8 / s->rate_bps;
+	if (prio) {
+		/* priority packets wait only for each other but take link time */
+		start = q->prio_busy_ps > s->now_ps ? q->prio_busy_ps : s->now_ps;
+		depart = start + ser;
+		q->prio_busy_ps = depart;
+		q->busy_ps = (q->busy_ps > s->now_ps ? q->busy_ps : s->now_ps) + ser;
+	} else {
+		start = q->busy_ps > s->now_ps ? q->busy_ps : s->now_ps;
+		depart = start + ser;
+		q->busy_ps = depart;
+	}
+	p->hop = next;
+	push(s, depart + s->delay_ps, EVK_HOP, 0, p, 0);
+}
+
+static uint32_t ecmp(const struct sim *s, const struct pkt *p, uint32_t t0)
+{
+	/* the switch hashes the 5-tuple: addresses, and the EV in the UDP source port */
+	uint64_t k = (uint64_t)p->ev ^ ((uint64_t)p->plane << 40) ^ ((uint64_t)t0 << 48);
+	uint64_t a = (uint64_t)p->src << 32 | p->dst;
+
+	return (uint32_t)(mix64(mix64(k ^ s->ecmp_salt) ^ a) % s->T1);
+}
+
+static void host_rx_append(struct sim *s, struct pkt *p);
+
+static void hop(struct sim *s, struct pkt *p)
+{
+	uint32_t P = p->plane, st0 = p->src / s->sc->hosts_per_t0, dt0 = p->dst / s->sc->hosts_per_t0;
+
+	switch (p->hop) {
+	case HOP_T0_SRC:
+		if (st0 == dt0)
+			enqueue(s, &s->dnh[P * s->H + p->dst], p, HOP_HOST);
+		else
+			enqueue(s, &s->up[(P * s->T0 + st0) * s->T1 + ecmp(s, p, st0)], p, HOP_T1);
+		break;
+	case HOP_T1: {
+		/* which T1: recovered from the ECMP choice (static routing) */
+		uint32_t t1 = ecmp(s, p, st0);
+		enqueue(s, &s->dn1[(P * s->T1 + t1) * s->T0 + dt0], p, HOP_T0_DST);
+		break;
+	}
+	case HOP_T0_DST:
+		enqueue(s, &s->dnh[P * s->H + p->dst], p, HOP_HOST);
+		break;
+	default:
+		host_rx_append(s, p);
+		break;
+	}
+}
+
+/* ---- hosts ---------------------------------------------------------------------- */
+
+static struct mrcp_ip host_addr(uint32_t h, uint32_t plane)
+{
+	struct mrcp_ip a;
+
+	memset(&a, 0, sizeof(a));
+	a.family = 4;
+	a.a[0] = 10;
+	a.a[1] = (uint8_t)(plane + 1);
+	a.a[2] = (uint8_t)(h >> 8);
+	a.a[3] = (uint8_t)h;
+	return a;
+}
+
+static void schedule_poll(struct sim *s, uint32_t h)
+{
+	if (!s->hosts[h].poll_pending) {
+		s->hosts[h].poll_pending = true;
+		push(s, s->now_ps, EVK_POLL, h, NULL, 0);
+	}
+}
+
+static void host_rx_append(struct sim *s, struct pkt *p)
+{
+	struct host *hs = &s->hosts[p->dst];
+
+	p->next = NULL;
+	if (hs->rx_tail)
+		hs->rx_tail->next = p;
+	else
+		hs->rx_head = p;
+	hs->rx_tail = p;
+	schedule_poll(s, p->dst);
+}
+
+static void send_tx(struct sim *s, uint32_t h, const struct mrcp_tx *tx)
+{
+	struct pkt *p;
+	uint32_t dst;
+
+	if (tx->port < 1 || tx->port > s->P || tx->dst.family != 4 || tx->dst.a[0] != 10 ||
+	    tx->hdr_len > MRCP_TX_HDR_MAX) {
+		s->r->drops_down++; /* nowhere to go */
+		return;
+	}
+	dst = (uint32_t)tx->dst.a[2] << 8 | tx->dst.a[3];
+	if (dst >= s->H) {
+		s->r->drops_down++;
+		return;
+	}
+	p = pkt_alloc(s);
+	memcpy(p->hdr, tx->hdr, tx->hdr_len);
+	p->hdr_len = tx->hdr_len;
+	p->pad = tx->pad;
+	p->plane = (uint8_t)(tx->port - 1);
+	p->dscp = tx->dscp;
+	p->ecn = tx->ecn;
+	p->ev = tx->ev;
+	p->payload_len = tx->payload_len;
+	p->src = h;
+	p->dst = dst;
+	enqueue(s, &s->nic[p->plane * s->H + h], p, HOP_T0_SRC);
+}
+
+/* Post the next Writes of QP @i, up to MAX_POSTED outstanding. */
+static bool post_more(struct sim *s, uint32_t i)
+{
+	struct simqp *q = &s->qps[i];
+	const struct flow *f = &s->flows[q->flow];
+	uint64_t msg = (uint64_t)s->sc->msg_kb * 1024;
+	bool any = false;
+
+	while (!q->failed && q->posted < q->msgs && q->posted - q->done < MAX_POSTED) {
+		uint64_t off = (uint64_t)q->posted * msg;
+		uint64_t len = q->bytes - off < msg ? q->bytes - off : msg;
+		struct mrcp_sge sge = {.addr = (uint64_t)(uintptr_t)s->buf + off, .len = (uint32_t)len,
+				       .lkey = s->hosts[f->src].lkey};
+		struct mrcp_send_wr wr = {
+			.wr_id = q->posted, .opcode = MRCP_WR_WRITE, .flags = MRCP_WR_SIGNALED,
+			.sg_list = &sge, .num_sge = 1,
+			.remote_addr = (uint64_t)(uintptr_t)s->buf + off, .rkey = s->hosts[f->dst].rkey,
+		};
+		if (mrcp_qp_post_send(s->hosts[f->src].e, q->qpn_tx, &wr, s->now_ps / PS_PER_NS) != 0)
+			break;
+		q->posted++;
+		any = true;
+	}
+	return any;
+}
+
+static bool drain_cq(struct sim *s, uint32_t h)
+{
+	struct mrcp_wc wc[BURST];
+	unsigned n;
+	bool posted = false;
+
+	while ((n = mrcp_poll_cq(s->hosts[h].e, wc, BURST)) != 0) {
+		for (unsigned i = 0; i < n; i++) {
+			struct simqp *q;
+			struct flow *f;
+
+			if (wc[i].user_ctx >= s->n_qps || wc[i].opcode == MRCP_WC_RECV_IMM)
+				continue;
+			q = &s->qps[wc[i].user_ctx];
+			f = &s->flows[q->flow];
+			if (wc[i].status != MRCP_WC_SUCCESS) {
+				s->r->wc_err++;
+				q->failed = true;
+				continue;
+			}
+			q->done++;
+			s->r->bytes_done += wc[i].byte_len;
+			if (q->done == q->msgs) {
+				if (--f->qps_left == 0) {
+					f->done_ns = s->now_ps / PS_PER_NS;
+					s->r->flows_done++;
+				}
+			} else if (post_more(s, (uint32_t)wc[i].user_ctx)) {
+				posted = true;
+			}
+		}
+	}
+	return posted;
+}
+
+static void drain_events(struct sim *s, uint32_t h)
+{
+	struct mrcp_event ev[32];
+	unsigned n;
+
+	while ((n = mrcp_poll_events(s->hosts[h].e, ev, 32)) != 0)
+		for (unsigned i = 0; i < n; i++)
+			if (ev[i].type == MRCP_EVENT_QP_ERROR)
+				s->r->qp_errors++;
+}
+
+/* Close a port's TX room while its NIC backlog is above TX_ROOM_BYTES and
+ * come back when half of it has drained. */
+static void update_room(struct sim *s, uint32_t h)
+{
+	struct host *hs = &s->hosts[h];
+	uint64_t wake = UINT64_MAX;
+
+	for (uint32_t p = 0; p < s->P; p++) {
+		struct queue *q = &s->nic[p * s->H + h];
+		bool full = backlog_bytes(s, q) > TX_ROOM_BYTES;
+
+		if (full != hs->room_closed[p]) {
+			mrcp_port_set_tx_room(hs->e, (uint8_t)(p + 1), !full);
+			hs->room_closed[p] = full;
+		}
+		if (full) {
+			uint64_t t = q->busy_ps - (uint64_t)(TX_ROOM_BYTES / 2) * PS_X8 / s->rate_bps;
+			if (t < wake)
+				wake = t;
+		}
+	}
+	if (wake != UINT64_MAX && wake != hs->room_wake_ps) {
+		hs->room_wake_ps = wake;
+		push(s, wake, EVK_ROOM, h, NULL, 0);
+	}
+}
+
+static void arm_timer(struct sim *s, uint32_t h)
+{
+	struct host *hs = &s->hosts[h];
+	uint64_t d = mrcp_next_deadline(hs->e), t;
+
+	if (d == UINT64_MAX) {
+		hs->timer_ps = UINT64_MAX;
+		return;
+	}
+	t = d * PS_PER_NS;
+	if (t <= s->now_ps)
+		t = s->now_ps + PS_PER_NS;
+	if (t == hs->timer_ps)
+		return;
+	hs->timer_ps = t;
+	push(s, t, EVK_TIMER, h, NULL, ++hs->timer_gen);
+}
+
+/* Deliver pending packets, run the engine, send what it emits. */
+static void host_service(struct sim *s, uint32_t h)
+{
+	struct host *hs = &s->hosts[h];
+	uint64_t now_ns = s->now_ps / PS_PER_NS;
+	struct mrcp_rx rx[BURST];
+	struct mrcp_tx tx[BURST];
+	struct pkt *done[BURST];
+	unsigned n = 0, k;
+
+	while (hs->rx_head != NULL && n < BURST) {
+		struct pkt *p = hs->rx_head;
+
+		hs->rx_head = p->next;
+		if (hs->rx_head == NULL)
+			hs->rx_tail = NULL;
+		/* headers, then zero-cost payload: the engine only counts it */
+		memcpy(s->slots[n], p->hdr, p->hdr_len);
+		memset(&rx[n], 0, sizeof(rx[n]));
+		rx[n].data = s->slots[n];
+		rx[n].len = p->hdr_len + (p->trim ? 0 : p->payload_len + p->pad);
+		rx[n].port = (uint8_t)(p->plane + 1);
+		rx[n].ecn = p->ecn;
+		rx[n].trim = p->trim;
+		rx[n].ev = p->ev;
+		rx[n].src = host_addr(p->src, p->plane);
+		done[n++] = p;
+	}
+	if (n > 0)
+		mrcp_rx_burst(hs->e, rx, n, now_ns);
+	for (unsigned i = 0; i < n; i++)
+		pkt_free(s, done[i]);
+	if (hs->rx_head != NULL)
+		schedule_poll(s, h);
+	drain_cq(s, h);
+	for (int iter = 0; iter < 1024; iter++) {
+		k = mrcp_poll(hs->e, now_ns, tx, BURST);
+		for (unsigned i = 0; i < k; i++)
+			send_tx(s, h, &tx[i]);
+		update_room(s, h);
+		if (k < BURST)
+			break;
+	}
+	if (drain_cq(s, h))
+		schedule_poll(s, h);
+	drain_events(s, h);
+	arm_timer(s, h);
+}
+
+/* ---- failures ------------------------------------------------------------------- */
+
+static void set_link(struct sim *s, const struct sim_failure *f, bool up)
+{
+	uint32_t P = (uint32_t)f->plane;
+
+	if (f->host >= 0) {
+		s->nic[P * s->H + (uint32_t)f->host].up = up;
+		s->dnh[P * s->H + (uint32_t)f->host].up = up;
+	} else {
+		s->up[(P * s->T0 + (uint32_t)f->t0) * s->T1 + (uint32_t)f->t1].up = up;
+		s->dn1[(P * s->T1 + (uint32_t)f->t1) * s->T0 + (uint32_t)f->t0].up = up;
+	}
+}
+
+static void apply_failure(struct sim *s, const struct sim_failure *f)
+{
+	uint32_t P = (uint32_t)f->plane;
+
+	if (f->kind != SIM_FAIL_SWITCH_DOWN) {
+		set_link(s, f, f->kind == SIM_FAIL_LINK_UP);
+		return;
+	}
+	if (f->t0 >= 0) {
+		uint32_t t0 = (uint32_t)f->t0;
+		for (uint32_t t1 = 0; t1 < s->T1; t1++) {
+			s->up[(P * s->T0 + t0) * s->T1 + t1].up = false;
+			s->dn1[(P * s->T1 + t1) * s->T0 + t0].up = false;
+		}
+		for (uint32_t h = t0 * s->sc->hosts_per_t0; h < (t0 + 1) * s->sc->hosts_per_t0 && h < s->H; h++) {
+			s->nic[P * s->H + h].up = false;
+			s->dnh[P * s->H + h].up = false;
+		}
+	} else {
+		uint32_t t1 = (uint32_t)f->t1;
+		for (uint32_t t0 = 0; t0 < s->T0; t0++) {
+			s->up[(P * s->T0 + t0) * s->T1 + t1].up = false;
+			s->dn1[(P * s->T1 + t1) * s->T0 + t0].up = false;
+		}
+	}
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (p == NULL) {
+		fprintf(stderr, "mrc-sim: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+static int setup_engines(struct sim *s)
+{
+	const struct sim_scenario *sc = s->sc;
+
+	for (uint32_t h = 0; h < s->H; h++) {
+		struct mrcp_engine_config ec;
+		int rc;
+
+		mrcp_engine_config_defaults(&ec);
+		ec.seed = mix64(sc->seed ^ mix64(h + 1));
+		ec.n_ports = (uint8_t)s->P;
+		for (uint32_t p = 0; p < s->P; p++) {
+			ec.port_bps[p] = s->rate_bps;
+			ec.port_addr[p] = host_addr(h, p);
+		}
+		ec.node_addr = ec.port_addr[0];
+		ec.trimming_fabric = sc->trim;
+		ec.place_payload = false;
+		ec.cc_per_qp = sc->cc_per_qp;
+		if (sc->base_rtt_ns)
+			ec.base_rtt_ns = sc->base_rtt_ns;
+		if (sc->rto_timeout)
+			ec.timeout = (uint8_t)sc->rto_timeout;
+		ec.ev.n_active = (uint16_t)(128 / s->P * s->P);
+		ec.ev.n_backup = (uint16_t)(64 / s->P * s->P);
+		rc = mrcp_engine_create(&ec, &s->hosts[h].e);
+		if (rc != 0) {
+			fprintf(stderr, "mrc-sim: %s: engine create: %s\n", sc->path, strerror(-rc));
+			return -1;
+		}
+		s->hosts[h].timer_ps = UINT64_MAX;
+		rc = mrcp_mr_reg(s->hosts[h].e, (uint64_t)(uintptr_t)s->buf, s->buf_len, s->buf,
+				 MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE,
+				 &s->hosts[h].lkey, &s->hosts[h].rkey);
+		if (rc != 0) {
+			fprintf(stderr, "mrc-sim: mr_reg: %s\n", strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int setup_flows(struct sim *s)
+{
+	const struct sim_scenario *sc = s->sc;
+	uint64_t msg = (uint64_t)sc->msg_kb * 1024;
+
+	if (sc->wl == SIM_WL_P2P) {
+		s->n_flows = 1;
+		s->flows = xcalloc(1, sizeof(*s->flows));
+		s->flows[0].src = sc->src;
+		s->flows[0].dst = sc->dst;
+	} else {
+		s->n_flows = s->H;
+		s->flows = xcalloc(s->H, sizeof(*s->flows));
+		for (uint32_t i = 0; i < s->H; i++) {
+			s->flows[i].src = i;
+			s->flows[i].dst = (i + s->H / 2) % s->H;
+		}
+	}
+	s->n_qps = s->n_flows * sc->qps;
+	s->qps = xcalloc(s->n_qps, sizeof(*s->qps));
+	for (uint32_t fi = 0; fi < s->n_flows; fi++) {
+		struct flow *f = &s->flows[fi];
+		struct mrcp_engine *es = s->hosts[f->src].e, *ed = s->hosts[f->dst].e;
+
+		f->qps_left = sc->qps;
+		for (uint32_t k = 0; k < sc->qps; k++) {
+			uint32_t i = fi * sc->qps + k;
+			struct simqp *q = &s->qps[i];
+			struct mrcp_qp_attr a = {.mode = s->mode, .user_ctx = i};
+			struct mrcp_conn_info ci_s, ci_d;
+			int rc;
+
+			q->flow = fi;
+			q->bytes = sc->bytes / sc->qps + (k == sc->qps - 1 ? sc->bytes % sc->qps : 0);
+			q->msgs = (uint32_t)((q->bytes + msg - 1) / msg);
+			rc = mrcp_qp_create(es, &a, &q->qpn_tx);
+			if (rc == 0)
+				rc = mrcp_qp_create(ed, &a, &q->qpn_rx);
+			if (rc == 0)
+				rc = mrcp_qp_local_info(es, q->qpn_tx, &ci_s);
+			if (rc == 0)
+				rc = mrcp_qp_local_info(ed, q->qpn_rx, &ci_d);
+			if (rc == 0)
+				rc = mrcp_qp_connect(es, q->qpn_tx, &ci_d, 0);
+			if (rc == 0)
+				rc = mrcp_qp_connect(ed, q->qpn_rx, &ci_s, 0);
+			if (rc != 0) {
+				fprintf(stderr, "mrc-sim: %s: QP setup: %s\n", sc->path, strerror(-rc));
+				return -1;
+			}
+			if (q->msgs == 0 && --f->qps_left == 0)
+				s->r->flows_done++;
+			post_more(s, i);
+		}
+	}
+	return 0;
+}
+
+static void collect(struct sim *s)
+{
+	struct sim_result *r = s->r;
+
+	r->min_flow_ns = UINT64_MAX;
+	for (uint32_t i = 0; i < s->n_flows; i++) {
+		if (s->flows[i].done_ns > r->finish_ns)
+			r->finish_ns = s->flows[i].done_ns;
+		if (s->flows[i].qps_left == 0 && s->flows[i].done_ns < r->min_flow_ns)
+			r->min_flow_ns = s->flows[i].done_ns;
+	}
+	if (r->min_flow_ns == UINT64_MAX)
+		r->min_flow_ns = 0;
+	for (uint32_t i = 0; i < s->n_qps; i++) {
+		const struct flow *f = &s->flows[s->qps[i].flow];
+		const struct mrcp_ev_set *evs;
+		struct mrcp_qp_info qi;
+
+		if (mrcp_qp_info(s->hosts[f->src].e, s->qps[i].qpn_tx, &qi) != 0)
+			continue;
+		r->rtx_fast += qi.c.rtx_fast;
+		r->rtx_nack += qi.c.rtx_nack;
+		r->rtx_rto += qi.c.rtx_rto;
+		r->rtx_port_down += qi.c.rtx_port_down;
+		r->tx_data_pkts += qi.c.tx_data_pkts;
+		evs = mrcp_qp_evs(s->hosts[f->src].e, s->qps[i].qpn_tx);
+		for (uint16_t k = 0; evs != NULL && k < evs->n_evs; k++) {
+			r->ev_transitions += evs->evs[k].c.transitions;
+			if (evs->evs[k].state != MRCP_EV_GOOD)
+				r->evs_not_good++;
+		}
+	}
+}
+
+static void teardown(struct sim *s)
+{
+	struct pkt *p;
+
+	for (size_t i = 0; i < s->n_ev; i++)
+		if (s->heap[i].kind == EVK_HOP)
+			pkt_free(s, s->heap[i].p);
+	if (s->hosts) {
+		for (uint32_t h = 0; h < s->H; h++) {
+			while ((p = s->hosts[h].rx_head) != NULL) {
+				s->hosts[h].rx_head = p->next;
+				pkt_free(s, p);
+			}
+			if (s->hosts[h].e)
+				mrcp_engine_destroy(s->hosts[h].e);
+		}
+	}
+	while ((p = s->free_pkts) != NULL) {
+		s->free_pkts = p->next;
+		free(p);
+	}
+	free(s->heap);
+	free(s->nic);
+	free(s->dnh);
+	free(s->up);
+	free(s->dn1);
+	free(s->hosts);
+	free(s->flows);
+	free(s->qps);
+	free(s->buf);
+	free(s->slots);
+}
+
+int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_result *r)
+{
+	struct sim s;
+	int rc = 0;
+
+	memset(&s, 0, sizeof(s));
+	memset(r, 0, sizeof(*r));
+	r->transport = mode == MRCP_MODE_RC ? "rc" : "mrc";
+	s.sc = sc;
+	s.mode = mode;
+	s.r = r;
+	mrcp_prng_seed(&s.prng, sc->seed);
+	s.ecmp_salt = mix64(sc->seed ^ 0xEC3Bull);
+	s.H = sc->hosts;
+	s.P = sc->planes;
+	s.T0 = (sc->hosts + sc->hosts_per_t0 - 1) / sc->hosts_per_t0;
+	s.T1 = sc->t1_per_plane;
+	s.rate_bps = (uint64_t)(sc->link_gbps * 1e9);
+	s.delay_ps = sc->delay_ns * PS_PER_NS;
+	s.buffer_bytes = (uint64_t)sc->buffer_kb * 1024;
+	s.trim_bytes = (uint64_t)sc->trim_kb * 1024;
+	s.kmin_bytes = (uint64_t)sc->ecn_kmin_kb * 1024;
+	s.kmax_bytes = (uint64_t)sc->ecn_kmax_kb * 1024;
+	s.nic = xcalloc((size_t)s.P * s.H, sizeof(struct queue));
+	s.dnh = xcalloc((size_t)s.P * s.H, sizeof(struct queue));
+	s.up = xcalloc((size_t)s.P * s.T0 * s.T1, sizeof(struct queue));
+	s.dn1 = xcalloc((size_t)s.P * s.T0 * s.T1, sizeof(struct queue));
+	for (size_t i = 0; i < (size_t)s.P * s.H; i++) {
+		s.nic[i].up = s.dnh[i].up = true;
+		s.nic[i].nic = true;
+		s.dnh[i].lasthop = true;
+	}
+	for (size_t i = 0; i < (size_t)s.P * s.T0 * s.T1; i++)
+		s.up[i].up = s.dn1[i].up = true;
+	s.hosts = xcalloc(s.H, sizeof(struct host));
+	s.slots = xcalloc(BURST, SLOT_BYTES);
+	s.buf_len = sc->bytes / sc->qps + sc->bytes % sc->qps + 4096;
+	s.buf = xcalloc(1, s.buf_len);
+
+	if (setup_engines(&s) != 0 || setup_flows(&s) != 0) {
+		rc = -1;
+		goto out;
+	}
+	for (unsigned i = 0; i < sc->n_failures; i++)
+		push(&s, sc->failures[i].at_ns * PS_PER_NS, EVK_FAIL, i, NULL, 0);
+	for (uint32_t h = 0; h < s.H; h++)
+		schedule_poll(&s, h);
+
+	while (s.n_ev > 0 && r->flows_done < s.n_flows) {
+		struct event ev = pop(&s);
+
+		if (ev.t_ps > sc->duration_ns * PS_PER_NS) {
+			if (ev.kind == EVK_HOP)
+				pkt_free(&s, ev.p);
+			s.now_ps = sc->duration_ns * PS_PER_NS;
+			break;
+		}
+		s.now_ps = ev.t_ps;
+		r->events++;
+		switch (ev.kind) {
+		case EVK_HOP:
+			hop(&s, ev.p);
+			break;
+		case EVK_POLL:
+			s.hosts[ev.arg].poll_pending = false;
+			host_service(&s, ev.arg);
+			break;
+		case EVK_TIMER:
+			if (ev.gen != s.hosts[ev.arg].timer_gen)
+				break;
+			s.hosts[ev.arg].timer_ps = UINT64_MAX;
+			host_service(&s, ev.arg);
+			break;
+		case EVK_ROOM:
+			if (s.hosts[ev.arg].room_wake_ps == ev.t_ps)
+				s.hosts[ev.arg].room_wake_ps = 0;
+			host_service(&s, ev.arg);
+			break;
+		default:
+			apply_failure(&s, &sc->failures[ev.arg]);
+			break;
+		}
+	}
+	r->end_ns = s.now_ps / PS_PER_NS;
+	r->stalled = s.n_ev == 0 && r->flows_done < s.n_flows;
+	r->flows = s.n_flows;
+	collect(&s);
+out:
+	teardown(&s);
+	return rc;
+}

@@ -1,0 +1,108 @@
+/* sim.h - mrc-sim: a seeded, single-threaded discrete-event simulator of MRC
+ * engines (lib/core) over a multi-plane two-tier Clos fabric.
+ *
+ * Model. H hosts, each with P ports; port p (1-based) connects to plane p.
+ * Every plane is an independent two-tier Clos: T0 leaf switches with
+ * hosts_per_t0 hosts each, and t1_per_plane T1 spines, every T0 linked to
+ * every T1 of its plane. Every link direction has an output queue (rate,
+ * finite buffer, ECN marking between kmin and kmax, trimming, tail drop).
+ * Routing: ECMP at the T0 uplink by hashing the packet's EV (an RC QP has a
+ * single fixed EV), static T1 -> T0 -> host. Failures are silent: a down
+ * link drops everything sent onto it and nothing reconverges.
+ *
+ * Packets are not frames: they carry the engine's encoded MRC headers and
+ * the payload length only (engines run with place_payload = false), plus
+ * EV, DSCP, ECN and trim state. Serialisation counts header + payload + pad
+ * + SIM_WIRE_OVERHEAD bytes.
+ *
+ * Determinism (docs/style.md practice 4): one seed drives the fabric PRNG
+ * (ECN marks, ECMP salt) and every engine's seed; events run in (time,
+ * insertion sequence) order. The same scenario and seed give the same output
+ * byte for byte.
+ */
+#ifndef MRC_SIM_H
+#define MRC_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mrcp_engine.h"
+
+#define SIM_MAX_FAILURES 64
+/** Ethernet 14 + IPv4 20 + UDP 8 + ICRC 4, bytes (no preamble/FCS/IFG). */
+#define SIM_WIRE_OVERHEAD 46u
+
+enum sim_workload { SIM_WL_P2P = 0, SIM_WL_PERMUTATION };
+enum sim_fail_kind { SIM_FAIL_LINK_DOWN = 0, SIM_FAIL_LINK_UP, SIM_FAIL_SWITCH_DOWN };
+
+/** One scheduled failure. Link: t0 + t1 (a T0-T1 link) or host (its
+ *  host-T0 link); switch: t0 or t1. Unused fields are -1. */
+struct sim_failure {
+	uint64_t at_ns;           /**< when, ns of simulated time */
+	enum sim_fail_kind kind;
+	int plane;                /**< 0-based plane */
+	int t0, t1, host;         /**< 0-based indices, -1 = not given */
+};
+
+/** A scenario file (scenario.c), with defaults for every absent key. */
+struct sim_scenario {
+	char path[256];           /**< the file it came from */
+	uint64_t seed;
+	uint32_t hosts;           /**< H */
+	uint32_t planes;          /**< ports per host, 1..MRCP_MAX_PORTS */
+	uint32_t hosts_per_t0;
+	uint32_t t1_per_plane;
+	double link_gbps;         /**< every link, Gb/s */
+	uint64_t delay_ns;        /**< propagation delay of every link, ns */
+	uint32_t buffer_kb;       /**< output queue buffer, KiB */
+	bool trim;                /**< switches trim instead of dropping */
+	uint32_t trim_kb;         /**< trim above this backlog, KiB; default buffer_kb */
+	uint32_t ecn_kmin_kb;     /**< KiB; kmin = kmax = 0: no marking */
+	uint32_t ecn_kmax_kb;     /**< KiB */
+	bool ecn_lasthop;         /**< mark on the T0 -> host downlink too */
+	enum sim_workload wl;
+	uint64_t bytes;           /**< per flow, bytes */
+	uint32_t qps;             /**< QPs per flow */
+	uint32_t msg_kb;          /**< Write size, KiB */
+	uint32_t src, dst;        /**< p2p hosts */
+	uint64_t base_rtt_ns;     /**< engine base_rtt, ns; 0 = engine default (12 us, §6.4) */
+	bool cc_per_qp;           /**< cc_scope: qp (D53); default one QPCC per peer */
+	uint32_t rto_timeout;     /**< engine D32 timeout exponent; 0 = engine default */
+	uint64_t duration_ns;     /**< simulated-time cap, ns */
+	unsigned n_failures;
+	struct sim_failure failures[SIM_MAX_FAILURES];
+};
+
+/** The result of one run. */
+struct sim_result {
+	const char *transport;    /**< "mrc" or "rc" */
+	uint32_t flows, flows_done;
+	uint64_t bytes_done;      /**< bytes completed over all flows */
+	uint64_t finish_ns;       /**< last flow completion (max), ns; 0 if none */
+	uint64_t end_ns;          /**< simulated time when the run stopped, ns */
+	bool stalled;             /**< stopped early: flows unfinished, no event pending */
+	uint64_t min_flow_ns;     /**< fastest flow, ns */
+	uint64_t rtx_fast, rtx_nack, rtx_rto, rtx_port_down;
+	uint64_t tx_data_pkts;
+	uint64_t ev_transitions;  /**< EV state changes, requester QPs (mrcp_ev counters) */
+	uint64_t evs_not_good;    /**< requester EVs not GOOD at the end */
+	uint64_t qp_errors;       /**< MRCP_EVENT_QP_ERROR events */
+	uint64_t wc_err;
+	uint64_t drops_buffer;    /**< tail drops in switch queues */
+	uint64_t drops_down;      /**< packets sent onto a down link */
+	uint64_t trims;
+	uint64_t ecn_marks;
+	uint64_t events;          /**< discrete events processed */
+};
+
+/** Defaults for every key. */
+void sim_scenario_defaults(struct sim_scenario *s);
+/** Parse @path over the defaults. Errors go to stderr as file:line: msg.
+ *  @return 0, -1 on any error. */
+int sim_scenario_load(const char *path, struct sim_scenario *s);
+
+/** Run @s with @mode. @return 0, or -1 on a setup error (engine config). */
+int sim_run(const struct sim_scenario *s, enum mrcp_qp_mode mode, struct sim_result *r);
+
+#endif

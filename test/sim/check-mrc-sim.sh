@@ -1,0 +1,50 @@
+#!/bin/sh
+# check-mrc-sim.sh - runs one mrc-sim scenario with --transport both and a
+# fixed seed, and asserts: every MRC flow completed; running it twice gives
+# byte-identical output (table and JSON); and, given a healthy baseline
+# scenario, MRC finishes within 1.5x the baseline's completion time.
+#
+#   check-mrc-sim.sh MRC_SIM SCENARIO_DIR NAME [BASELINE_NAME]
+set -eu
+
+sim=$1 dir=$2 name=$3 base=${4:-}
+seed=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+run() { # scenario-name tag
+	"$sim" --scenario "$dir/$1.yaml" --seed $seed --transport both --json "$tmp/$2.json" >"$tmp/$2.txt"
+}
+
+# mrc finish time (us) of an output file, or "-" when a flow is unfinished
+mrc_finish() {
+	awk '$1 == "mrc" { print ($2 == $3) ? $4 : "-" }' "$1"
+}
+
+run "$name" a
+run "$name" b
+cat "$tmp/a.txt"
+if ! cmp -s "$tmp/a.txt" "$tmp/b.txt" || ! cmp -s "$tmp/a.json" "$tmp/b.json"; then
+	echo "FAIL $name: two runs with --seed $seed differ" >&2
+	diff "$tmp/a.txt" "$tmp/b.txt" >&2 || true
+	exit 1
+fi
+fin=$(mrc_finish "$tmp/a.txt")
+if [ -z "$fin" ] || [ "$fin" = "-" ]; then
+	echo "FAIL $name: MRC flows unfinished (replay: --seed $seed)" >&2
+	exit 1
+fi
+if [ -n "$base" ]; then
+	run "$base" h
+	hfin=$(mrc_finish "$tmp/h.txt")
+	if [ -z "$hfin" ] || [ "$hfin" = "-" ]; then
+		echo "FAIL $base: MRC flows unfinished (replay: --seed $seed)" >&2
+		exit 1
+	fi
+	if ! awk -v f="$fin" -v h="$hfin" 'BEGIN { exit !(f <= 1.5 * h) }'; then
+		echo "FAIL $name: MRC took $fin us, more than 1.5 x $hfin us of $base (replay: --seed $seed)" >&2
+		exit 1
+	fi
+	echo "ok: MRC $fin us <= 1.5 x $hfin us ($base)"
+fi
+echo "ok: $name"
