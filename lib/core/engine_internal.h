@@ -65,6 +65,7 @@ struct peer {
 	uint64_t psu_next_ns;
 	uint32_t psu_mask;
 	struct ep_probe probes[PEER_PROBES_MAX];
+	uint16_t probe_req_id;   /* EV probe request ids (apart from psu_seq) */
 	struct cc_inst cc;       /* per-peer QPCC (D53) */
 	uint32_t n_qps;
 	uint32_t qps_head;       /* QP slots toward this peer (list) */

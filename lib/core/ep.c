@@ -214,7 +214,7 @@ int mrcp_ev_probe(struct mrcp_engine *e, const struct mrcp_ip *node, uint8_t por
 		}
 	if (slot == NULL)
 		return -EBUSY;
-	mrcp_pkt_init(&pkt, MRCP_OP_EP_REQUEST, MRCP_QPN_ENDPOINT, ++p->psu_seq & 0xFFFF);
+	mrcp_pkt_init(&pkt, MRCP_OP_EP_REQUEST, MRCP_QPN_ENDPOINT, ++p->probe_req_id);
 	pkt.erth.op = MRCP_EP_EV_PROBE;
 	pkt.erth.port_status_mask = e->port_up; /* D51 */
 	pkt.erth.tx_timestamp = mrcp__ts_now(now_ns);

@@ -431,15 +431,14 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	if (qp->mode == MRCP_MODE_MRC) {
 		evi = mrcp_ev_lookup(&qp->evs, s->entropy);
 		if (evi >= 0) {
-			if (s->m == MRCP_VERDICT_SKIP_ONCE) {
+			/* a probe answer's verdict feeds resurrection below, not the
+			 * state table; ev.c counts the verdicts it applies */
+			if (s->m != MRCP_VERDICT_NONE && s->pr)
 				qp->evs.evs[evi].c.ecn++;
-				if (!s->pr)
-					mrcp_ev_event(&qp->evs, evi, MRCP_EV_EVT_SACK_SKIP_ONCE, e->now);
-			} else if (s->m == MRCP_VERDICT_ALWAYS_SKIP) {
-				qp->evs.evs[evi].c.ecn++;
-				if (!s->pr)
-					mrcp_ev_event(&qp->evs, evi, MRCP_EV_EVT_SACK_ALWAYS_SKIP, e->now);
-			}
+			else if (s->m == MRCP_VERDICT_SKIP_ONCE)
+				mrcp_ev_event(&qp->evs, evi, MRCP_EV_EVT_SACK_SKIP_ONCE, e->now);
+			else if (s->m == MRCP_VERDICT_ALWAYS_SKIP)
+				mrcp_ev_event(&qp->evs, evi, MRCP_EV_EVT_SACK_ALWAYS_SKIP, e->now);
 		}
 	}
 	/* probe answers (§4.7): resurrection by EV, else the tail-loss probe */
@@ -510,10 +509,8 @@ void mrcp__req_on_nack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 		/* §4.6: retransmit at once on another EV; the EV is skipped */
 		if (qp->mode == MRCP_MODE_MRC) {
 			int evi = mrcp_ev_lookup(&qp->evs, nk->entropy);
-			if (evi >= 0) {
-				qp->evs.evs[evi].c.trims++;
+			if (evi >= 0)
 				mrcp_ev_event(&qp->evs, evi, MRCP_EV_EVT_NACK_TRIMMED, e->now);
-			}
 		}
 		/* fall through */
 	case MRCP_NACK_TRIMMED_LASTHOP:
@@ -712,10 +709,8 @@ static void rto_round(struct mrcp_engine *e, struct qp *qp)
 		uint32_t next = en->next;
 
 		if (mrcp_time_le(en->deadline_ns, e->now)) {
-			if (qp->mode == MRCP_MODE_MRC && en->ev >= 0) {
-				qp->evs.evs[en->ev].c.rtos++;
+			if (qp->mode == MRCP_MODE_MRC && en->ev >= 0)
 				mrcp_ev_event(&qp->evs, en->ev, MRCP_EV_EVT_RTO, e->now);
-			}
 			rtx_queue(qp, psn, CAUSE_RTO, 0);
 			en->flags |= SB_BY_TIMEOUT;
 			expired++;
@@ -753,7 +748,7 @@ void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp)
 		for (unsigned i = 0; i < n; i++) /* D45: on the EV under test */
 			send_probe(e, qp, due[i]);
 		/* SKIP expiries happen inside selection; make sure it runs */
-		if (mrcp_time_le(tlp_time(qp), e->now)) {
+		if (tlp_time(qp) != UINT64_MAX && mrcp_time_le(tlp_time(qp), e->now)) {
 			int ev = mrcp_ev_select(&qp->evs, e->now, -1, e->port_room);
 			if (ev >= 0)
 				send_probe(e, qp, ev); /* D36: on a fresh GOOD EV */
@@ -763,7 +758,7 @@ void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp)
 			qp->tlp_ev = ev;
 		}
 	}
-	if (mrcp_time_le(aeth_probe_time(qp), e->now)) {
+	if (aeth_probe_time(qp) != UINT64_MAX && mrcp_time_le(aeth_probe_time(qp), e->now)) {
 		int ev = qp->mode == MRCP_MODE_RC ? qp->rc_ev : mrcp_ev_select(&qp->evs, e->now, -1, e->port_room);
 		if (ev >= 0)
 			send_probe(e, qp, ev);
