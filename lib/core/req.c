@@ -350,10 +350,18 @@ unsigned mrcp__req_tx(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *out,
 static void declare_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint8_t cause)
 {
 	struct sb_entry *en = sb_at(qp, psn);
+	uint16_t nominal = en->nominal;
 
 	rtx_queue(qp, psn, cause, 0);
 	qp->c.losses++;
-	qp->cc->ops->on_loss(qp->cc->priv, en->nominal, e->now);
+	/* On a trimming fabric congestion shows as trims and ECN; a silent
+	 * loss is a failed path (paper §2.1), handled by the EV state machine
+	 * (D30), so it leaves the window alone: the bytes only leave inflight.
+	 * Elsewhere it is a congestion signal too (§6.3). See D61. */
+	if (e->cfg.trimming_fabric && qp->cc->ops->on_forget != NULL)
+		qp->cc->ops->on_forget(qp->cc->priv, nominal);
+	else
+		qp->cc->ops->on_loss(qp->cc->priv, nominal, e->now);
 	if (qp->mode == MRCP_MODE_MRC && en->ev >= 0)
 		mrcp_ev_on_loss(&qp->evs, en->ev, e->now); /* D30 */
 }
@@ -443,10 +451,18 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	}
 	/* probe answers (§4.7): resurrection by EV, else the tail-loss probe */
 	if (s->pr) {
-		if (evi >= 0 && qp->evs.evs[evi].probe_sent_ns != 0)
+		if (evi >= 0 && qp->evs.evs[evi].probe_sent_ns != 0) {
 			mrcp_ev_probe_answer(&qp->evs, evi, s->m, e->now); /* D45 */
-		else
+		} else if (qp->tlp_out) {
+			/* The answer to a tail-loss probe reports the state after
+			 * the probe: what it still lacks among older sends is
+			 * lost, as if the probe were a SACKed packet (RACK-TLP,
+			 * RFC 8985; D36). */
 			qp->tlp_out = false;
+			if (!any_newest || mrcp_time_lt(newest_sent, qp->tlp_sent_ns))
+				newest_sent = qp->tlp_sent_ns;
+			any_newest = true;
+		}
 	}
 	/* 4. congestion control (§6.1) */
 	memset(&in, 0, sizeof(in));

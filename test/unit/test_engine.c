@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "engine_internal.h"
 #include "mrcp_engine.h"
 #include "mrcp_test.h"
 #include "mrcp_wire.h"
@@ -850,4 +851,105 @@ TEST(engine, engine_create__rejects_bad_config)
 	mrcp_engine_config_defaults(&c);
 	c.timeout = 25;
 	ASSERT_EQ(-EINVAL, mrcp_engine_create(&c, &e));
+}
+
+static bool drop_tail(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p)
+{
+	struct psn_drop *d = ctx;
+
+	(void)p;
+	if (from != 0 || !mrcp_opcode_is_data(tx->opcode) || tx->rtx)
+		return false;
+	return ++d->seen > 7; /* packets 8..10 of a 10-packet message */
+}
+
+TEST(engine, tlp__answer_repairs_a_lost_tail_without_rto)
+{
+	struct link l;
+	struct psn_drop d = {0};
+	struct mrcp_wc wc[4];
+	struct mrcp_qp_info qi;
+
+	link_init(&l, 2, MRCP_MODE_MRC, NULL);
+	l.drop = drop_tail;
+	l.drop_ctx = &d;
+	fill(&l, 0, 0, 10 * 4096, 3);
+	ASSERT_EQ(0, post_write(&l, 0, 0, 10 * 4096, 1, false, 0));
+	link_run(&l, 100000000, sender_idle, 100000);
+	ASSERT_MEMEQ(l.buf[0], l.buf[1], 10 * 4096);
+	ASSERT_EQ(1, cq_drain(&l, 0, wc, 4));
+	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	/* nothing after the tail was SACKed: the tail-loss probe's answer is
+	 * what declares the three lost (RACK-TLP, D36), long before the RTO */
+	ASSERT_EQ(1, qi.c.probe_tx);
+	ASSERT_EQ(3, qi.c.rtx_fast);
+	ASSERT_EQ(0, qi.c.rto_rounds);
+	ASSERT_LT(l.now, 65536); /* within one RTO (T = 65.5 us) */
+	link_fini(&l);
+}
+
+/* A CC that behaves as "fixed" and counts which hooks the engine calls. */
+static unsigned rec_loss, rec_forget;
+static void rec_on_loss(void *priv, uint64_t bytes, uint64_t now)
+{
+	rec_loss++;
+	mrcp_cc_fixed.on_loss(priv, bytes, now);
+}
+static void rec_on_forget(void *priv, uint64_t bytes)
+{
+	rec_forget++;
+	mrcp_cc_fixed.on_forget(priv, bytes);
+}
+
+static void trimming(struct mrcp_engine_config *c)
+{
+	c->trimming_fabric = true;
+}
+
+static void lossy_hooks(bool trim_fabric)
+{
+	struct link l;
+	struct psn_drop d = {.count = 4};
+	static struct mrcp_cc_ops rec;
+
+	rec = mrcp_cc_fixed;
+	memcpy(rec.name, "rec", 4);
+	rec.on_loss = rec_on_loss;
+	rec.on_forget = rec_on_forget;
+	rec_loss = rec_forget = 0;
+	link_init(&l, 2, MRCP_MODE_MRC, trim_fabric ? trimming : NULL);
+	/* white box: a third algorithm in the sender's registry, on a new QP */
+	ASSERT_EQ(0, mrcp_cc_register(&l.eng[0]->ccreg, &rec));
+	{
+		struct mrcp_qp_attr a = {.cc = "rec"};
+		struct mrcp_conn_info ci0, ci1;
+		uint32_t q0, q1;
+		ASSERT_EQ(0, mrcp_qp_create(l.eng[0], &a, &q0));
+		ASSERT_EQ(0, mrcp_qp_create(l.eng[1], NULL, &q1));
+		ASSERT_EQ(0, mrcp_qp_local_info(l.eng[0], q0, &ci0));
+		ASSERT_EQ(0, mrcp_qp_local_info(l.eng[1], q1, &ci1));
+		ASSERT_EQ(0, mrcp_qp_connect(l.eng[0], q0, &ci1, 0));
+		ASSERT_EQ(0, mrcp_qp_connect(l.eng[1], q1, &ci0, 0));
+		l.qpn[0] = q0;
+		l.qpn[1] = q1;
+	}
+	l.drop = drop_first_tx;
+	l.drop_ctx = &d;
+	fill(&l, 0, 0, 1u << 20, 4);
+	ASSERT_EQ(0, post_write(&l, 0, 0, 1u << 20, 1, false, 0));
+	link_run(&l, 100000000, sender_idle, 1000000);
+	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
+	link_fini(&l);
+}
+
+TEST(engine, loss__silent_loss_on_a_trimming_fabric_is_not_a_cc_signal)
+{
+	/* D61: on a trimming fabric a silent loss is a dead path, handled by
+	 * the EV state machine; the bytes only leave inflight */
+	lossy_hooks(true);
+	ASSERT_EQ(0, rec_loss);
+	ASSERT_EQ(4, rec_forget);
+	/* elsewhere it is a congestion signal (§6.3) */
+	lossy_hooks(false);
+	ASSERT_EQ(4, rec_loss);
 }
