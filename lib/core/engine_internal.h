@@ -184,6 +184,8 @@ struct qp {
 	bool rcvd_valid;
 	uint64_t min_rtt_ns;
 	uint64_t rack_rtt_ns;    /* RTT of the latest valid sample (D29 note) */
+	uint64_t reo_extra_ns;   /* reorder window widening after spurious rtx */
+	uint32_t sacks_since_spurious;
 	uint64_t last_sack_ns;
 	uint64_t last_progress_ns;
 	uint64_t target_qdelay_ns;

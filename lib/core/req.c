@@ -210,6 +210,25 @@ static int pick_ev(struct mrcp_engine *e, struct qp *qp, int exclude)
 	return mrcp_ev_select(&qp->evs, e->now, exclude, e->port_room);
 }
 
+/* The EV for a retransmission of @en (D31): a GOOD EV other than the one
+ * the lost copy used. A PSN that timed out more than once goes to another
+ * plane when there is one: its copies keep dying on that plane, and every
+ * RTO round costs a retry (D33), so trying the plane's EVs one by one can
+ * exhaust the budget during a plane outage. */
+static int pick_rtx_ev(struct mrcp_engine *e, struct qp *qp, const struct sb_entry *en)
+{
+	int ev;
+
+	if (qp->mode != MRCP_MODE_MRC)
+		return qp->rc_ev;
+	if (en->rtx_cause == CAUSE_RTO && en->tx_count >= 2 && e->cfg.n_ports > 1) {
+		ev = mrcp_ev_select(&qp->evs, e->now, en->ev, e->port_room & ~(1u << (en->port - 1)));
+		if (ev >= 0)
+			return ev;
+	}
+	return mrcp_ev_select(&qp->evs, e->now, en->ev, e->port_room);
+}
+
 /* Record a (re)transmission of @psn on @ev. */
 static void on_sent(struct mrcp_engine *e, struct qp *qp, uint32_t psn, int ev, bool rtx)
 {
@@ -269,7 +288,7 @@ unsigned mrcp__req_tx(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *out,
 					qp->c.stalls_cwnd++;
 					break;
 				}
-				ev = pick_ev(e, qp, qp->mode == MRCP_MODE_MRC ? en->ev : -1);
+				ev = pick_rtx_ev(e, qp, en);
 				if (ev < 0) {
 					qp->c.stalls_no_ev++;
 					break;
@@ -373,7 +392,7 @@ static void infer_losses(struct mrcp_engine *e, struct qp *qp, uint64_t newest_s
 	 * packets after they are stamped, and that wait is in every later
 	 * sample but not in min_rtt (docs/protocol.md, D29). */
 	uint64_t rtt = qp->rack_rtt_ns > qp->min_rtt_ns ? qp->rack_rtt_ns : qp->min_rtt_ns;
-	uint64_t guard = rtt + qp->target_qdelay_ns;
+	uint64_t guard = rtt + qp->target_qdelay_ns + qp->reo_extra_ns;
 
 	/* An un-SACKed PSN sent before a SACKed one and older than the guard is
 	 * lost. The list is in send order, so stop at the first that is not. */
@@ -387,6 +406,34 @@ static void infer_losses(struct mrcp_engine *e, struct qp *qp, uint64_t newest_s
 			break;
 		declare_lost(e, qp, psn, CAUSE_FAST);
 	}
+}
+
+/* A SACK whose trigger is a PSN we retransmitted, but which echoes the
+ * timestamp of a copy sent before that retransmission, shows the original
+ * arrived: the loss was reordering. Widen the reorder window by one
+ * target_qdelay per such event (up to 2), as RACK adapts reo_wnd to DSACKs
+ * (RFC 8985 §7.2); it decays by half after 256 SACKs without one. */
+static void check_spurious(struct mrcp_engine *e, struct qp *qp, uint32_t trig, uint16_t echo_ts)
+{
+	const struct sb_entry *en;
+
+	if (++qp->sacks_since_spurious >= 256 && qp->reo_extra_ns != 0) {
+		qp->reo_extra_ns /= 2;
+		qp->sacks_since_spurious = 0;
+	}
+	if (mrcp_psn_lt(trig, mrcp_psn_add(qp->next_psn, -(int32_t)qp->sb_mask - 1)) ||
+	    !mrcp_psn_lt(trig, qp->next_psn))
+		return;
+	en = sb_at(qp, trig);
+	if (en->tx_count < 2 || en->rtx_cause != CAUSE_FAST)
+		return;
+	/* the echoed copy is older than the last send by more than a tick */
+	if (mrcp__ts_age_ns(e->now, echo_ts) <= e->now - en->sent_ns + (1u << TS_UNIT_SHIFT))
+		return;
+	qp->c.rtx_spurious++;
+	qp->sacks_since_spurious = 0;
+	if (qp->reo_extra_ns < 2 * qp->target_qdelay_ns)
+		qp->reo_extra_ns += qp->target_qdelay_ns;
 }
 
 /* ---- SACK (§4.4) ------------------------------------------------------------------------ */
@@ -403,6 +450,8 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	(void)rx;
 	qp->c.sack_rx++;
 	qp->last_sack_ns = e->now;
+	if (qp->mode == MRCP_MODE_MRC && !s->pr)
+		check_spurious(e, qp, mrcp_psn_add(s->cack_psn, s->ack_psn_offset), p->cc.tx_timestamp);
 	/* 1. cumulative part */
 	if (mrcp_psn_ge(s->cack_psn, qp->snd_una) && mrcp_psn_lt(s->cack_psn, qp->next_psn)) {
 		ack_through(e, qp, s->cack_psn, &newest_sent);
