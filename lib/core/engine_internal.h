@@ -185,6 +185,10 @@ struct qp {
 	uint64_t min_rtt_ns;
 	uint64_t rack_rtt_ns;    /* RTT of the latest valid sample (D29 note) */
 	uint64_t reo_extra_ns;   /* reorder window widening after spurious rtx */
+	uint64_t last_tx_data_ns;/* D48: when we last sent data */
+	uint64_t last_rx_data_ns;/* D48: when data last arrived */
+	uint64_t rev_probe_ns;   /* D48: when we last probed a reverse path */
+	uint8_t rev_probe_plane; /* D48: the plane probed last */
 	uint32_t sacks_since_spurious;
 	uint64_t last_sack_ns;
 	uint64_t last_progress_ns;

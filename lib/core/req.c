@@ -248,6 +248,7 @@ static void on_sent(struct mrcp_engine *e, struct qp *qp, uint32_t psn, int ev, 
 	en->ev = (int16_t)ev;
 	en->port = qp->evs.evs[ev].port;
 	en->tx_count++;
+	qp->last_tx_data_ns = e->now ? e->now : 1;
 	out_push(qp, psn);
 	qp->cc->ops->on_send(qp->cc->priv, en->nominal, e->now);
 	if (qp->mode == MRCP_MODE_MRC)
@@ -712,6 +713,34 @@ static uint64_t aeth_probe_time(const struct qp *qp)
 	return qp->last_progress_ns + qp->T_ns;
 }
 
+/* D48: while a QP receives data but sends none, nothing teaches it reverse
+ * EVs (SACKs of our data would), so once per base RTT it sends an EV probe
+ * on a GOOD EV of the next plane in turn; an answer makes that EV the
+ * plane's reverse EV (ep.c). */
+static uint64_t rev_probe_time(const struct mrcp_engine *e, const struct qp *qp)
+{
+	uint64_t rtt = e->cfg.base_rtt_ns;
+
+	if (qp->mode != MRCP_MODE_MRC || qp->last_rx_data_ns == 0)
+		return UINT64_MAX;
+	if (qp->last_tx_data_ns != 0 && !mrcp_time_lt(qp->last_tx_data_ns + rtt, qp->last_rx_data_ns))
+		return UINT64_MAX; /* we send data too */
+	if (qp->rev_probe_ns != 0 && !mrcp_time_lt(qp->rev_probe_ns, qp->last_rx_data_ns))
+		return UINT64_MAX; /* no data since the last probe */
+	return qp->rev_probe_ns == 0 ? qp->last_rx_data_ns : qp->rev_probe_ns + rtt;
+}
+
+static void rev_probe(struct mrcp_engine *e, struct qp *qp)
+{
+	uint8_t plane = (uint8_t)(qp->rev_probe_plane % e->cfg.n_ports + 1);
+	int ev = mrcp_ev_select(&qp->evs, e->now, -1, e->port_room & (1u << (plane - 1)));
+
+	qp->rev_probe_plane = plane;
+	qp->rev_probe_ns = e->now;
+	if (ev >= 0)
+		mrcp_ev_probe(e, &qp->peer->node, plane, qp->evs.evs[ev].value, e->now); /* -EBUSY: next time */
+}
+
 static uint64_t hold_time(const struct qp *qp)
 {
 	uint64_t best = UINT64_MAX;
@@ -739,7 +768,6 @@ uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp)
 {
 	uint64_t d = UINT64_MAX;
 
-	(void)e;
 	if (qp->state != MRCP_QPS_RTS)
 		return UINT64_MAX;
 	/* the earliest RTO deadline: send order, so the first few entries */
@@ -754,6 +782,7 @@ uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp)
 		d = min_t(d, mrcp_ev_next_deadline(&qp->evs));
 	}
 	d = min_t(d, aeth_probe_time(qp));
+	d = min_t(d, rev_probe_time(e, qp));
 	if (qp->n_rtxq != 0) {
 		uint64_t h = hold_time(qp);
 		if (h != UINT64_MAX && mrcp_time_lt(e->now, h))
@@ -830,6 +859,11 @@ void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp)
 		qp->tlp_out = true;
 		qp->tlp_sent_ns = e->now;
 		qp->last_progress_ns = e->now;
+	}
+	{
+		uint64_t t = rev_probe_time(e, qp);
+		if (t != UINT64_MAX && mrcp_time_le(t, e->now))
+			rev_probe(e, qp);
 	}
 	/* a tail-loss probe that was never answered may be sent again */
 	if (qp->tlp_out && e->now - qp->tlp_sent_ns > qp->T_ns)

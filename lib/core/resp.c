@@ -346,6 +346,7 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 	}
 	qp->rcvd_bytes += mrcp__nominal(rx->len); /* D19 */
 	qp->c.rx_data_pkts++;
+	qp->last_rx_data_ns = e->now ? e->now : 1;
 	qp->c.rx_data_bytes += len;
 	if (!release(e, qp, rx->port))
 		return;

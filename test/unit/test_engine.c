@@ -953,3 +953,39 @@ TEST(engine, loss__silent_loss_on_a_trimming_fabric_is_not_a_cc_signal)
 	lossy_hooks(false);
 	ASSERT_EQ(4, rec_loss);
 }
+
+TEST(engine, rev_ev__a_receive_only_qp_probes_its_reverse_paths)
+{
+	struct link l;
+	struct mrcp_event ev[256];
+	struct mrcp_engine_counters c0, c1;
+	unsigned n, ok = 0;
+	uint8_t planes_seen = 0;
+
+	link_init(&l, 4, MRCP_MODE_MRC, NULL);
+	fill(&l, 0, 0, 1u << 20, 9);
+	/* data keeps arriving for 160 us: a 64 KiB write every 10 us */
+	for (int i = 0; i < 16; i++) {
+		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
+		link_run(&l, l.now + 10000, NULL, 100000);
+		l.now = (uint64_t)(i + 1) * 10000;
+	}
+	link_run(&l, 100000000, sender_idle, 1000000);
+	link_run(&l, l.now + 20000, NULL, 100000); /* the last answers */
+	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
+	mrcp_engine_counters(l.eng[0], &c0);
+	mrcp_engine_counters(l.eng[1], &c1);
+	/* D48: the receiver sends EV probes (one per base RTT while data
+	 * arrives); the sender, whose SACKed data teaches it, sends none */
+	ASSERT_GT(c1.ep_tx, 0);
+	ASSERT_EQ(0, c0.ep_tx - c0.ep_rx); /* the sender only answers */
+	n = mrcp_poll_events(l.eng[1], ev, 256);
+	for (unsigned i = 0; i < n; i++)
+		if (ev[i].type == MRCP_EVENT_EV_PROBE && ev[i].probe.ok) {
+			ok++;
+			planes_seen |= (uint8_t)(1u << (ev[i].probe.port - 1));
+		}
+	ASSERT_GT(ok, 3);
+	ASSERT_EQ(0xF, planes_seen); /* the planes in turn */
+	link_fini(&l);
+}
