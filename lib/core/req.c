@@ -815,6 +815,21 @@ static void rto_round(struct mrcp_engine *e, struct qp *qp)
 	}
 	if (expired == 0)
 		return;
+	if (qp->mode == MRCP_MODE_MRC) {
+		/* Whatever is still in flight on an EV this round retired went
+		 * down the same dead path: resend it now rather than one RTO
+		 * round (and one retry, D33) later. Otherwise a small window
+		 * full of doomed packets blocks the repairs. */
+		for (psn = qp->out_head; psn != NIL;) {
+			struct sb_entry *en = sb_at(qp, psn);
+			uint32_t next = en->next;
+			if (en->ev >= 0 && qp->evs.evs[en->ev].state == MRCP_EV_ASSUMED_BAD) {
+				rtx_queue(qp, psn, CAUSE_RTO, 0);
+				en->flags |= SB_BY_TIMEOUT;
+			}
+			psn = next;
+		}
+	}
 	if (qp->mode == MRCP_MODE_RC) {
 		/* go-back-N: the responder drops everything after a gap */
 		for (psn = qp->out_head; psn != NIL;) {
