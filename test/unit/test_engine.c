@@ -8,6 +8,7 @@
 
 #include "engine_internal.h"
 #include "mrcp_engine.h"
+#include "engine_fx.h"
 #include "mrcp_test.h"
 #include "mrcp_wire.h"
 
@@ -41,15 +42,6 @@ struct link {
 	unsigned delivered, dropped;
 };
 
-static void ip_of(struct mrcp_ip *ip, int node, int port)
-{
-	memset(ip, 0, sizeof(*ip));
-	ip->family = 4;
-	ip->a[0] = 10;
-	ip->a[1] = (uint8_t)port;
-	ip->a[3] = (uint8_t)(node + 1);
-}
-
 static void link_init(struct link *l, uint8_t ports, enum mrcp_qp_mode mode, void (*tweak)(struct mrcp_engine_config *))
 {
 	memset(l, 0, sizeof(*l));
@@ -60,9 +52,9 @@ static void link_init(struct link *l, uint8_t ports, enum mrcp_qp_mode mode, voi
 		mrcp_engine_config_defaults(&c);
 		c.seed = 100 + (uint64_t)n;
 		c.n_ports = ports;
-		ip_of(&c.node_addr, n, 0);
+		fx_ip(&c.node_addr, n, 0);
 		for (int p = 0; p < ports; p++)
-			ip_of(&c.port_addr[p], n, p + 1);
+			fx_ip(&c.port_addr[p], n, p + 1);
 		c.ev.n_active = (uint16_t)(8 * ports);
 		c.ev.n_backup = (uint16_t)(4 * ports);
 		c.timeout = 6; /* 65.5 us */
@@ -111,7 +103,7 @@ static void emit(struct link *l, int from, const struct mrcp_tx *tx)
 	p->rx.port = tx->port;
 	p->rx.ev = tx->ev;
 	p->rx.ecn = tx->ecn;
-	ip_of(&p->rx.src, from, tx->port);
+	fx_ip(&p->rx.src, from, tx->port);
 	if (l->drop && l->drop(l->drop_ctx, from, tx, p)) {
 		l->dropped++;
 		return;
@@ -222,10 +214,10 @@ TEST(engine, conn_info__round_trip_and_rejects)
 	a.versions = 1;
 	a.qpn = 0x123456;
 	a.init_psn = 0xABCDEF;
-	ip_of(&a.node_addr, 0, 0);
+	fx_ip(&a.node_addr, 0, 0);
 	a.n_ports = 2;
-	ip_of(&a.port_addr[0], 0, 1);
-	ip_of(&a.port_addr[1], 0, 2);
+	fx_ip(&a.port_addr[0], 0, 1);
+	fx_ip(&a.port_addr[1], 0, 2);
 	a.port_status_mask = 3;
 	a.mtu = 4096;
 	a.mpr_dest = 8;
@@ -256,7 +248,7 @@ TEST(engine, qp_connect__refuses_other_udp_port_and_version)
 	uint32_t qpn;
 
 	mrcp_engine_config_defaults(&c);
-	ip_of(&c.node_addr, 0, 0);
+	fx_ip(&c.node_addr, 0, 0);
 	ASSERT_EQ(0, mrcp_engine_create(&c, &e));
 	ASSERT_EQ(0, mrcp_qp_create(e, NULL, &qpn));
 	ASSERT_EQ(0, mrcp_qp_local_info(e, qpn, &ci));
@@ -640,7 +632,7 @@ TEST(engine, ev_probe__reports_rtt)
 	bool ok = false;
 
 	link_init(&l, 2, MRCP_MODE_MRC, NULL);
-	ip_of(&node, 1, 0);
+	fx_ip(&node, 1, 0);
 	ASSERT_EQ(0, mrcp_ev_probe(l.eng[0], &node, 2, 0xC123, 0));
 	ASSERT_EQ(-EBUSY, mrcp_ev_probe(l.eng[0], &node, 2, 0xC124, 0)); /* rate limit */
 	link_run(&l, 5000000, NULL, 10000);

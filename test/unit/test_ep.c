@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "engine_fx.h"
 #include "mrcp_test.h"
 #include "mrcp_wire.h"
 
@@ -33,15 +34,6 @@ struct fx {
 	uint32_t lkey, rkey;
 };
 
-static void ip_of(struct mrcp_ip *ip, int node, int port)
-{
-	memset(ip, 0, sizeof(*ip));
-	ip->family = 4;
-	ip->a[0] = 10;
-	ip->a[1] = (uint8_t)port;
-	ip->a[3] = (uint8_t)(node + 1);
-}
-
 static void fx_init(struct fx *f)
 {
 	struct mrcp_engine_config c;
@@ -51,9 +43,9 @@ static void fx_init(struct fx *f)
 	mrcp_engine_config_defaults(&c);
 	c.seed = 5;
 	c.n_ports = PORTS;
-	ip_of(&c.node_addr, 0, 0);
+	fx_ip(&c.node_addr, 0, 0);
 	for (int i = 0; i < PORTS; i++)
-		ip_of(&c.port_addr[i], 0, i + 1);
+		fx_ip(&c.port_addr[i], 0, i + 1);
 	c.mtu = 1024;
 	c.ev.n_active = 4 * PORTS;
 	c.ev.n_backup = 2 * PORTS;
@@ -64,10 +56,10 @@ static void fx_init(struct fx *f)
 	memset(&ci, 0, sizeof(ci));
 	ci.versions = 1;
 	ci.qpn = PEER_QPN;
-	ip_of(&ci.node_addr, 1, 0);
+	fx_ip(&ci.node_addr, 1, 0);
 	ci.n_ports = PORTS;
 	for (int i = 0; i < PORTS; i++)
-		ip_of(&ci.port_addr[i], 1, i + 1);
+		fx_ip(&ci.port_addr[i], 1, i + 1);
 	ci.port_status_mask = 7;
 	ci.mtu = 1024;
 	ci.mpr_dest = 8;
@@ -128,7 +120,7 @@ static void rx_ep(struct fx *f, const struct mrcp_pkt *p, uint8_t port)
 	rx.len = (uint32_t)len;
 	rx.port = port;
 	rx.ev = 0x5555;
-	ip_of(&rx.src, 1, port);
+	fx_ip(&rx.src, 1, port);
 	mrcp_rx_burst(f->e, &rx, 1, f->now);
 }
 
@@ -198,7 +190,7 @@ TEST(ep, port_set_link__down_sends_psu_on_every_other_up_port)
 		ASSERT_EQ(MRCP_ECN_NOT_ECT, f.tx[i].ecn); /* D9 */
 		ASSERT_EQ((uint16_t)(T0 >> 7), f.p[i].erth.tx_timestamp);
 	}
-	ip_of(&want, 1, 3);
+	fx_ip(&want, 1, 3);
 	ASSERT_MEMEQ(&want, &f.tx[1].dst, sizeof(want));
 	ASSERT_EQ(2, ec(&f).ep_tx);
 	fx_fini(&f);
@@ -437,7 +429,7 @@ TEST(ep, ev_probe__rate_limited_per_port_and_checks_arguments)
 	struct mrcp_ip stranger;
 
 	fx_init(&f);
-	ip_of(&stranger, 7, 0);
+	fx_ip(&stranger, 7, 0);
 	ASSERT_EQ(-EINVAL, mrcp_ev_probe(f.e, &f.peer_node, 0, 1, f.now));
 	ASSERT_EQ(-EINVAL, mrcp_ev_probe(f.e, &f.peer_node, PORTS + 1, 1, f.now));
 	ASSERT_EQ(-EINVAL, mrcp_ev_probe(f.e, NULL, 1, 1, f.now));

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "engine_fx.h"
 #include "mrcp_test.h"
 #include "mrcp_wire.h"
 
@@ -26,32 +27,6 @@ struct fx {
 	uint64_t now;
 };
 
-static void ip_of(struct mrcp_ip *ip, int node, int port)
-{
-	memset(ip, 0, sizeof(*ip));
-	ip->family = 4;
-	ip->a[0] = 10;
-	ip->a[1] = (uint8_t)port;
-	ip->a[3] = (uint8_t)(node + 1);
-}
-
-static void peer_info(struct mrcp_conn_info *ci)
-{
-	memset(ci, 0, sizeof(*ci));
-	ci->versions = 1;
-	ci->qpn = PEER_QPN;
-	ci->init_psn = 0;
-	ip_of(&ci->node_addr, 1, 0);
-	ci->n_ports = 1;
-	ip_of(&ci->port_addr[0], 1, 1);
-	ci->port_status_mask = 1;
-	ci->mtu = 4096;
-	ci->mpr_dest = 8;
-	ci->max_wimm_dest = 128;
-	ci->trim_nack = true;
-	ci->udp_port = MRCP_UDP_PORT_DEFAULT;
-}
-
 static void fx_init_cfg(struct fx *f, void (*tweak)(struct mrcp_engine_config *))
 {
 	struct mrcp_engine_config c;
@@ -59,8 +34,8 @@ static void fx_init_cfg(struct fx *f, void (*tweak)(struct mrcp_engine_config *)
 	memset(f, 0, sizeof(*f));
 	mrcp_engine_config_defaults(&c);
 	c.seed = 3;
-	ip_of(&c.node_addr, 0, 0);
-	ip_of(&c.port_addr[0], 0, 1);
+	fx_ip(&c.node_addr, 0, 0);
+	fx_ip(&c.port_addr[0], 0, 1);
 	c.ev.n_active = 8;
 	c.ev.n_backup = 4;
 	if (tweak)
@@ -89,7 +64,7 @@ static uint32_t qp_up(struct fx *f, const struct mrcp_qp_attr *a, const struct m
 	struct mrcp_conn_info def;
 	uint32_t qpn;
 
-	peer_info(&def);
+	fx_peer_info(&def, PEER_QPN, 4096);
 	ASSERT_EQ(0, mrcp_qp_create(f->e, a, &qpn));
 	ASSERT_EQ(0, mrcp_qp_connect(f->e, qpn, ci ? ci : &def, f->now));
 	return qpn;
@@ -130,7 +105,7 @@ static void ack(struct fx *f, uint32_t qpn, uint16_t msn)
 	rx.data = raw;
 	rx.len = (uint32_t)len;
 	rx.port = 1;
-	ip_of(&rx.src, 1, 1);
+	fx_ip(&rx.src, 1, 1);
 	mrcp_rx_burst(f->e, &rx, 1, f->now);
 }
 
@@ -241,7 +216,7 @@ TEST(qp, qp_connect__init_to_rts_once_and_posting_needs_rts)
 	uint32_t qpn;
 
 	fx_init(&f);
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ASSERT_EQ(0, mrcp_qp_create(f.e, NULL, &qpn));
 	ASSERT_EQ(-EPERM, post(&f, qpn, 1, MRCP_WR_WRITE, 0, 8)); /* INIT */
 	ASSERT_EQ(0, mrcp_qp_post_recv(f.e, qpn, 1));           /* receives may be posted early */
@@ -266,25 +241,25 @@ TEST(qp, qp_connect__rejects_malformed_peer_info)
 
 	fx_init(&f);
 	ASSERT_EQ(0, mrcp_qp_create(f.e, NULL, &qpn));
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ci.qpn = MRCP_QPN_ENDPOINT;
 	ASSERT_EQ(-EINVAL, mrcp_qp_connect(f.e, qpn, &ci, f.now));
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ci.qpn = 0x1000000;
 	ASSERT_EQ(-EINVAL, mrcp_qp_connect(f.e, qpn, &ci, f.now));
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ci.init_psn = 0x1000000;
 	ASSERT_EQ(-EINVAL, mrcp_qp_connect(f.e, qpn, &ci, f.now));
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ci.n_ports = 0;
 	ASSERT_EQ(-EINVAL, mrcp_qp_connect(f.e, qpn, &ci, f.now));
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ci.mpr_dest = 0;
 	ASSERT_EQ(-EINVAL, mrcp_qp_connect(f.e, qpn, &ci, f.now));
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ci.max_wimm_dest = 0;
 	ASSERT_EQ(-EINVAL, mrcp_qp_connect(f.e, qpn, &ci, f.now));
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ci.node_addr.family = 0;
 	ASSERT_EQ(-EINVAL, mrcp_qp_connect(f.e, qpn, &ci, f.now));
 	ASSERT_EQ(MRCP_QPS_INIT, mrcp_qp_state(f.e, qpn));
@@ -307,7 +282,7 @@ TEST(qp, qp_connect__mtu_is_the_smaller_offer)
 
 	/* we offer 4096, the peer 2048 */
 	fx_init(&f);
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ci.mtu = 2048;
 	qpn = qp_up(&f, NULL, &ci);
 	ASSERT_EQ(2048, mrcp__qp_lookup(f.e, qpn)->mtu);
@@ -332,7 +307,7 @@ TEST(qp, qp_connect__window_is_128_times_the_smaller_mpr)
 	uint32_t qpn;
 
 	fx_init(&f);
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ci.mpr_dest = 2; /* ours: 8 */
 	qpn = qp_up(&f, NULL, &ci);
 	ASSERT_EQ(256, mrcp__qp_lookup(f.e, qpn)->W);
@@ -356,7 +331,7 @@ TEST(qp, qp_connect__write_imm_limit_is_the_smaller_offer)
 	uint32_t qpn;
 
 	fx_init(&f);
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ci.max_wimm_dest = 5; /* ours: 128 */
 	qpn = qp_up(&f, NULL, &ci);
 	ASSERT_EQ(5, mrcp__qp_lookup(f.e, qpn)->max_wimm);
@@ -381,7 +356,7 @@ TEST(qp, qp_connect__peer_without_trim_nack_gets_no_trim_dscp)
 
 	mrcp_dscp_map_defaults(&d);
 	fx_init(&f);
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ci.trim_nack = false;
 	qpn = qp_up(&f, NULL, &ci);
 	ASSERT_EQ(0, post(&f, qpn, 1, MRCP_WR_WRITE, 0, 64));
@@ -598,9 +573,9 @@ TEST(qp, qp_connect__peer_table_full_is_enospc)
 	fx_init_cfg(&f, one_peer);
 	qp_up(&f, NULL, NULL);
 	qp_up(&f, NULL, NULL); /* the same node shares the entry */
-	peer_info(&ci);
-	ip_of(&ci.node_addr, 5, 0);
-	ip_of(&ci.port_addr[0], 5, 1);
+	fx_peer_info(&ci, PEER_QPN, 4096);
+	fx_ip(&ci.node_addr, 5, 0);
+	fx_ip(&ci.port_addr[0], 5, 1);
 	ASSERT_EQ(0, mrcp_qp_create(f.e, NULL, &qpn));
 	ASSERT_EQ(-ENOSPC, mrcp_qp_connect(f.e, qpn, &ci, f.now));
 	ASSERT_EQ(MRCP_QPS_INIT, mrcp_qp_state(f.e, qpn));
@@ -617,7 +592,7 @@ TEST(qp, qp_connect__unknown_cc_is_einval_and_stays_in_init)
 	fx_init(&f);
 	memset(&a, 0, sizeof(a));
 	a.cc = "no-such-cc";
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, 4096);
 	ASSERT_EQ(0, mrcp_qp_create(f.e, &a, &qpn));
 	ASSERT_EQ(-EINVAL, mrcp_qp_connect(f.e, qpn, &ci, f.now));
 	ASSERT_EQ(MRCP_QPS_INIT, mrcp_qp_state(f.e, qpn));

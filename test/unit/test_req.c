@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "engine_fx.h"
 #include "mrcp_test.h"
 #include "mrcp_wire.h"
 
@@ -45,32 +46,6 @@ struct fx {
 
 typedef void (*tweak_fn)(struct mrcp_engine_config *c, struct mrcp_qp_attr *a, struct mrcp_conn_info *ci);
 
-static void ip_of(struct mrcp_ip *ip, int node, int port)
-{
-	memset(ip, 0, sizeof(*ip));
-	ip->family = 4;
-	ip->a[0] = 10;
-	ip->a[1] = (uint8_t)port;
-	ip->a[3] = (uint8_t)(node + 1);
-}
-
-static void peer_info(struct mrcp_conn_info *ci)
-{
-	memset(ci, 0, sizeof(*ci));
-	ci->versions = 1;
-	ci->qpn = PEER_QPN;
-	ci->init_psn = 0;
-	ip_of(&ci->node_addr, 1, 0);
-	ci->n_ports = 1;
-	ip_of(&ci->port_addr[0], 1, 1);
-	ci->port_status_mask = 1;
-	ci->mtu = MTU;
-	ci->mpr_dest = 8;
-	ci->max_wimm_dest = 128;
-	ci->trim_nack = true;
-	ci->udp_port = MRCP_UDP_PORT_DEFAULT;
-}
-
 static void fx_init_with(struct fx *f, tweak_fn tweak)
 {
 	struct mrcp_engine_config c;
@@ -82,8 +57,8 @@ static void fx_init_with(struct fx *f, tweak_fn tweak)
 	mrcp_engine_config_defaults(&c);
 	c.seed = 11;
 	c.n_ports = 1;
-	ip_of(&c.node_addr, 0, 0);
-	ip_of(&c.port_addr[0], 0, 1);
+	fx_ip(&c.node_addr, 0, 0);
+	fx_ip(&c.port_addr[0], 0, 1);
 	c.mtu = MTU;
 	c.ev.n_active = 8;
 	c.ev.n_backup = 4;
@@ -91,7 +66,7 @@ static void fx_init_with(struct fx *f, tweak_fn tweak)
 	a.fixed_init_psn = true;
 	a.init_psn = 0;
 	a.user_ctx = 99;
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, MTU);
 	if (tweak)
 		tweak(&c, &a, &ci);
 	ASSERT_EQ(0, mrcp_engine_create(&c, &f->e));
@@ -200,7 +175,7 @@ static void rx_pkt(struct fx *f, const struct mrcp_pkt *p)
 	rx.len = (uint32_t)len;
 	rx.port = 1;
 	rx.ev = 0x1234;
-	ip_of(&rx.src, 1, 1);
+	fx_ip(&rx.src, 1, 1);
 	mrcp_rx_burst(f->e, &rx, 1, f->now);
 }
 

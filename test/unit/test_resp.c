@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "engine_internal.h"
+#include "engine_fx.h"
 #include "mrcp_test.h"
 #include "mrcp_wire.h"
 
@@ -53,32 +54,6 @@ static const struct rxo RX_PLAIN = {.ev = EV_A, .ecn = MRCP_ECN_ECT0, .port = 1}
 
 static uint8_t src_bytes[BUF_LEN]; /* the requester's payload, a known pattern */
 
-static void ip_of(struct mrcp_ip *ip, int node, int port)
-{
-	memset(ip, 0, sizeof(*ip));
-	ip->family = 4;
-	ip->a[0] = 10;
-	ip->a[1] = (uint8_t)port;
-	ip->a[3] = (uint8_t)(node + 1);
-}
-
-static void peer_info(struct mrcp_conn_info *ci)
-{
-	memset(ci, 0, sizeof(*ci));
-	ci->versions = 1;
-	ci->qpn = PEER_QPN;
-	ci->init_psn = 0;
-	ip_of(&ci->node_addr, 1, 0);
-	ci->n_ports = 1;
-	ip_of(&ci->port_addr[0], 1, 1);
-	ci->port_status_mask = 1;
-	ci->mtu = MTU;
-	ci->mpr_dest = 8;
-	ci->max_wimm_dest = 128;
-	ci->trim_nack = true;
-	ci->udp_port = MRCP_UDP_PORT_DEFAULT;
-}
-
 static void fx_init_with(struct fx *f, const struct mrcp_qp_attr *attr)
 {
 	struct mrcp_engine_config c;
@@ -90,8 +65,8 @@ static void fx_init_with(struct fx *f, const struct mrcp_qp_attr *attr)
 	mrcp_engine_config_defaults(&c);
 	c.seed = 7;
 	c.n_ports = 1;
-	ip_of(&c.node_addr, 0, 0);
-	ip_of(&c.port_addr[0], 0, 1);
+	fx_ip(&c.node_addr, 0, 0);
+	fx_ip(&c.port_addr[0], 0, 1);
 	c.mtu = MTU;
 	c.ev.n_active = 8;
 	c.ev.n_backup = 4;
@@ -100,7 +75,7 @@ static void fx_init_with(struct fx *f, const struct mrcp_qp_attr *attr)
 	ASSERT_EQ(0, mrcp_mr_reg(f->e, BUF_VA, BUF_LEN, f->buf, MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE,
 				 &f->lkey, &f->rkey));
 	ASSERT_EQ(0, mrcp_qp_create(f->e, attr, &f->qpn));
-	peer_info(&ci);
+	fx_peer_info(&ci, PEER_QPN, MTU);
 	ASSERT_EQ(0, mrcp_qp_connect(f->e, f->qpn, &ci, f->now));
 	f->qp = mrcp__qp_lookup(f->e, f->qpn);
 	ASSERT_TRUE(f->qp != NULL);
@@ -155,7 +130,7 @@ static void rx_burst(struct fx *f, const struct mrcp_pkt *ps, const struct rxo *
 		rx[i].ecn = oi->ecn;
 		rx[i].trim = oi->trim;
 		rx[i].ev = oi->ev;
-		ip_of(&rx[i].src, 1, rx[i].port);
+		fx_ip(&rx[i].src, 1, rx[i].port);
 	}
 	mrcp_rx_burst(f->e, rx, n, f->now);
 }
