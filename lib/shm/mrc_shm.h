@@ -367,6 +367,25 @@ int mrc_shm_arena_attach(void *base, uint64_t map_size, struct mrc_shm_view *vie
 struct mrc_shm_ring *mrc_shm_view_ring(const struct mrc_shm_view *v, uint32_t i);
 
 /**
+ * A process-local handle on ring @i whose geometry (capacity, mask, element
+ * size) is the copy validated at attach, not the ring header in the shared
+ * segment: a peer that rewrites that header afterwards cannot steer this
+ * side's copies out of bounds. The side that must not trust its peer (the
+ * daemon, toward clients) uses these for every ring operation.
+ */
+struct mrc_shm_rh {
+	struct mrc_shm_ring *r;
+	uint32_t capacity, mask, elem_size;
+};
+/** @return 0, -EINVAL for a bad view or index. */
+int mrc_shm_view_ring_handle(const struct mrc_shm_view *v, uint32_t i, struct mrc_shm_rh *h);
+/** As the mrc_shm_ring_* calls, with the handle's private geometry. */
+unsigned mrc_shm_rh_enqueue_burst(const struct mrc_shm_rh *h, const void *objs, unsigned n);
+unsigned mrc_shm_rh_enqueue_bulk(const struct mrc_shm_rh *h, const void *objs, unsigned n);
+unsigned mrc_shm_rh_dequeue_burst(const struct mrc_shm_rh *h, void *objs, unsigned n);
+unsigned mrc_shm_rh_dequeue_bulk(const struct mrc_shm_rh *h, void *objs, unsigned n);
+
+/**
  * Translate an arena offset range to a pointer in this mapping.
  * @return the pointer, or NULL unless [ofs, ofs+len) lies inside the heap.
  */

@@ -42,37 +42,52 @@ int mrc_shm_ring_init(struct mrc_shm_ring *r, uint32_t capacity, uint32_t elem_s
 	return 0;
 }
 
+/* Ring geometry as the caller trusts it: the ring's own header for the
+ * side that created the ring, or a validated private copy (struct
+ * mrc_shm_rh) for a side that must not trust its peer. */
+struct geo {
+	uint32_t capacity, mask, elem_size;
+};
+
+static struct geo geo_of(const struct mrc_shm_ring *r)
+{
+	return (struct geo){r->capacity, r->mask, r->elem_size};
+}
+
+static void *slot(struct mrc_shm_ring *r, const struct geo *g, uint32_t i)
+{
+	return (uint8_t *)(r + 1) + (size_t)(i & g->mask) * g->elem_size;
+}
+
 /* Copy n elements between a linear buffer and the slots starting at index
  * idx, in at most two spans (the second after the wrap of the slot array). */
-static void copy_in(struct mrc_shm_ring *r, uint32_t idx, const void *objs, unsigned n)
+static void copy_in(struct mrc_shm_ring *r, const struct geo *g, uint32_t idx, const void *objs, unsigned n)
 {
-	uint32_t first = idx & r->mask;
-	uint32_t span = r->capacity - first;
-	size_t es = r->elem_size;
+	uint32_t first = idx & g->mask;
+	uint32_t span = g->capacity - first;
+	size_t es = g->elem_size;
 
 	if (span > n)
 		span = n;
-	memcpy(mrc_shm_ring_slot(r, first), objs, (size_t)span * es);
+	memcpy(slot(r, g, first), objs, (size_t)span * es);
 	if (span < n)
-		memcpy(mrc_shm_ring_slot(r, 0), (const uint8_t *)objs + (size_t)span * es,
-		       (size_t)(n - span) * es);
+		memcpy(slot(r, g, 0), (const uint8_t *)objs + (size_t)span * es, (size_t)(n - span) * es);
 }
 
-static void copy_out(struct mrc_shm_ring *r, uint32_t idx, void *objs, unsigned n)
+static void copy_out(struct mrc_shm_ring *r, const struct geo *g, uint32_t idx, void *objs, unsigned n)
 {
-	uint32_t first = idx & r->mask;
-	uint32_t span = r->capacity - first;
-	size_t es = r->elem_size;
+	uint32_t first = idx & g->mask;
+	uint32_t span = g->capacity - first;
+	size_t es = g->elem_size;
 
 	if (span > n)
 		span = n;
-	memcpy(objs, mrc_shm_ring_slot(r, first), (size_t)span * es);
+	memcpy(objs, slot(r, g, first), (size_t)span * es);
 	if (span < n)
-		memcpy((uint8_t *)objs + (size_t)span * es, mrc_shm_ring_slot(r, 0),
-		       (size_t)(n - span) * es);
+		memcpy((uint8_t *)objs + (size_t)span * es, slot(r, g, 0), (size_t)(n - span) * es);
 }
 
-static unsigned enqueue(struct mrc_shm_ring *r, const void *objs, unsigned n, bool bulk)
+static unsigned enqueue(struct mrc_shm_ring *r, const struct geo *g, const void *objs, unsigned n, bool bulk)
 {
 	/* Our own index: only this thread writes tail. */
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -81,7 +96,7 @@ static unsigned enqueue(struct mrc_shm_ring *r, const void *objs, unsigned n, bo
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint32_t used = tail - head;
 	/* A corrupt peer index must not let us overrun: clamp. */
-	uint32_t space = used > r->capacity ? 0 : r->capacity - used;
+	uint32_t space = used > g->capacity ? 0 : g->capacity - used;
 
 	if (n > space) {
 		if (bulk)
@@ -90,13 +105,13 @@ static unsigned enqueue(struct mrc_shm_ring *r, const void *objs, unsigned n, bo
 	}
 	if (n == 0)
 		return 0;
-	copy_in(r, tail, objs, n);
+	copy_in(r, g, tail, objs, n);
 	/* R1: publish the slots just written to the consumer. Pairs with A1. */
 	atomic_store_explicit(&r->tail, tail + n, memory_order_release);
 	return n;
 }
 
-static unsigned dequeue(struct mrc_shm_ring *r, void *objs, unsigned n, bool bulk)
+static unsigned dequeue(struct mrc_shm_ring *r, const struct geo *g, void *objs, unsigned n, bool bulk)
 {
 	/* Our own index: only this thread writes head. */
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -104,8 +119,8 @@ static unsigned dequeue(struct mrc_shm_ring *r, void *objs, unsigned n, bool bul
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 	uint32_t avail = tail - head;
 
-	if (avail > r->capacity) /* corrupt peer index: read in bounds only */
-		avail = r->capacity;
+	if (avail > g->capacity) /* corrupt peer index: read in bounds only */
+		avail = g->capacity;
 	if (n > avail) {
 		if (bulk)
 			return 0;
@@ -113,7 +128,7 @@ static unsigned dequeue(struct mrc_shm_ring *r, void *objs, unsigned n, bool bul
 	}
 	if (n == 0)
 		return 0;
-	copy_out(r, head, objs, n);
+	copy_out(r, g, head, objs, n);
 	/* R2: hand the slots just read back to the producer. Pairs with A2. */
 	atomic_store_explicit(&r->head, head + n, memory_order_release);
 	return n;
@@ -121,22 +136,69 @@ static unsigned dequeue(struct mrc_shm_ring *r, void *objs, unsigned n, bool bul
 
 unsigned mrc_shm_ring_enqueue_burst(struct mrc_shm_ring *r, const void *objs, unsigned n)
 {
-	return enqueue(r, objs, n, false);
+	struct geo g = geo_of(r);
+	return enqueue(r, &g, objs, n, false);
 }
 
 unsigned mrc_shm_ring_enqueue_bulk(struct mrc_shm_ring *r, const void *objs, unsigned n)
 {
-	return enqueue(r, objs, n, true);
+	struct geo g = geo_of(r);
+	return enqueue(r, &g, objs, n, true);
 }
 
 unsigned mrc_shm_ring_dequeue_burst(struct mrc_shm_ring *r, void *objs, unsigned n)
 {
-	return dequeue(r, objs, n, false);
+	struct geo g = geo_of(r);
+	return dequeue(r, &g, objs, n, false);
 }
 
 unsigned mrc_shm_ring_dequeue_bulk(struct mrc_shm_ring *r, void *objs, unsigned n)
 {
-	return dequeue(r, objs, n, true);
+	struct geo g = geo_of(r);
+	return dequeue(r, &g, objs, n, true);
+}
+
+/* ---- handles with private geometry ------------------------------------------ */
+
+int mrc_shm_view_ring_handle(const struct mrc_shm_view *v, uint32_t i, struct mrc_shm_rh *h)
+{
+	if (v == NULL || h == NULL || i >= v->layout.nr_rings)
+		return -EINVAL;
+	h->r = (struct mrc_shm_ring *)(v->base + v->layout.rings[i].ofs);
+	/* from the layout validated at attach, never re-read from the segment */
+	h->capacity = v->layout.rings[i].capacity;
+	h->mask = h->capacity - 1;
+	h->elem_size = v->layout.rings[i].elem_size;
+	return 0;
+}
+
+static struct geo geo_of_rh(const struct mrc_shm_rh *h)
+{
+	return (struct geo){h->capacity, h->mask, h->elem_size};
+}
+
+unsigned mrc_shm_rh_enqueue_burst(const struct mrc_shm_rh *h, const void *objs, unsigned n)
+{
+	struct geo g = geo_of_rh(h);
+	return enqueue(h->r, &g, objs, n, false);
+}
+
+unsigned mrc_shm_rh_enqueue_bulk(const struct mrc_shm_rh *h, const void *objs, unsigned n)
+{
+	struct geo g = geo_of_rh(h);
+	return enqueue(h->r, &g, objs, n, true);
+}
+
+unsigned mrc_shm_rh_dequeue_burst(const struct mrc_shm_rh *h, void *objs, unsigned n)
+{
+	struct geo g = geo_of_rh(h);
+	return dequeue(h->r, &g, objs, n, false);
+}
+
+unsigned mrc_shm_rh_dequeue_bulk(const struct mrc_shm_rh *h, void *objs, unsigned n)
+{
+	struct geo g = geo_of_rh(h);
+	return dequeue(h->r, &g, objs, n, true);
 }
 
 unsigned mrc_shm_ring_count(const struct mrc_shm_ring *r)

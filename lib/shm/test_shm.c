@@ -623,3 +623,37 @@ TEST(region, publish_lookup_clear)
 	ASSERT_TRUE(mrc_shm_view_heap_ptr(&v, 0, 8) == NULL);
 	free(b);
 }
+
+TEST(arena, ring_handle__ignores_a_rewritten_ring_header)
+{
+	uint64_t size;
+	uint8_t *b = arena_new(&size);
+	struct mrc_shm_view v;
+	struct mrc_shm_rh h;
+	struct mrc_shm_recv in[40], out[40];
+
+	ASSERT_EQ(0, mrc_shm_arena_attach(b, size, &v));
+	ASSERT_EQ(-EINVAL, mrc_shm_view_ring_handle(&v, 3, &h));
+	ASSERT_EQ(0, mrc_shm_view_ring_handle(&v, 2, &h)); /* 32 x 16 B */
+	ASSERT_EQ(32, h.capacity);
+	/* A hostile peer rewrites the geometry in the shared header after
+	 * attach. Operations through the handle must stay inside the 32
+	 * slots (ASan would flag any byte past the arena). */
+	h.r->capacity = 1u << 30;
+	h.r->mask = 0xFFFFFFFFu;
+	h.r->elem_size = 4096;
+	atomic_store(&h.r->tail, 0xFFFFFFF0u);
+	atomic_store(&h.r->head, 0xFFFFFFF0u);
+	for (unsigned i = 0; i < 40; i++)
+		in[i] = (struct mrc_shm_recv){.qp = i, .wr_id = 1000 + i};
+	ASSERT_EQ(32, mrc_shm_rh_enqueue_burst(&h, in, 40)); /* across the wrap */
+	ASSERT_EQ(0, mrc_shm_rh_enqueue_bulk(&h, in, 1));
+	ASSERT_EQ(32, mrc_shm_rh_dequeue_burst(&h, out, 40));
+	for (unsigned i = 0; i < 32; i++)
+		ASSERT_EQ(1000 + i, out[i].wr_id);
+	ASSERT_EQ(0, mrc_shm_rh_dequeue_bulk(&h, out, 1));
+	/* and a tail pushed far ahead reads at most capacity, in bounds */
+	atomic_store(&h.r->tail, atomic_load(&h.r->head) + 100000);
+	ASSERT_EQ(32, mrc_shm_rh_dequeue_burst(&h, out, 40));
+	free(b);
+}
