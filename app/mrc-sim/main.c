@@ -21,6 +21,20 @@ static double goodput_gbps(const struct sim_result *r)
 	return t ? (double)r->bytes_done * 8.0 / (double)t : 0.0;
 }
 
+static const char *wl_name(enum sim_workload w)
+{
+	switch (w) {
+	case SIM_WL_P2P:
+		return "p2p";
+	case SIM_WL_PERMUTATION:
+		return "permutation";
+	case SIM_WL_INCAST:
+		return "incast";
+	default:
+		return "allreduce_ring";
+	}
+}
+
 static void print_header(const struct sim_scenario *s)
 {
 	uint32_t T0 = (s->hosts + s->hosts_per_t0 - 1) / s->hosts_per_t0;
@@ -28,7 +42,7 @@ static void print_header(const struct sim_scenario *s)
 	printf("scenario %s seed %llu: %u hosts, %u planes x (%u T0 x %u T1), %.1f Gb/s, %llu ns/link, "
 	       "%s %llu B/flow x %u QPs, %u failures\n",
 	       s->path, (unsigned long long)s->seed, s->hosts, s->planes, T0, s->t1_per_plane, s->link_gbps,
-	       (unsigned long long)s->delay_ns, s->wl == SIM_WL_P2P ? "p2p" : "permutation",
+	       (unsigned long long)s->delay_ns, wl_name(s->wl),
 	       (unsigned long long)s->bytes, s->qps, s->n_failures);
 	printf("%-4s %5s %5s %12s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "tp", "flows", "done",
 	       "finish_us", "gbps", "rtx_fast", "rtx_nack", "rtx_rto", "rtx_pdn", "ev_trans", "drops",
@@ -49,6 +63,62 @@ static void print_line(const struct sim_result *r)
 	       (unsigned long long)r->rtx_port_down, (unsigned long long)r->ev_transitions,
 	       (unsigned long long)r->drops_buffer, (unsigned long long)r->drops_down,
 	       (unsigned long long)r->trims, (unsigned long long)r->ecn_marks);
+}
+
+/* incast and allreduce_ring: per-flow completions and the workload's figures */
+static void print_detail(const struct sim_scenario *s, const struct sim_result *r)
+{
+	if (s->wl == SIM_WL_INCAST) {
+		printf("%s flows (src->dst done_us):", r->transport);
+		for (uint32_t i = 0; i < r->n_report; i++) {
+			if (r->flow_done_ns[i])
+				printf(" %u->%u %.3f", r->flow_src[i], r->flow_dst[i], (double)r->flow_done_ns[i] / 1000.0);
+			else
+				printf(" %u->%u -", r->flow_src[i], r->flow_dst[i]);
+		}
+		printf("\n%s victim %u->%u goodput_gbps %.2f fair_gbps %.2f ratio %.3f\n", r->transport,
+		       r->flow_src[r->n_report - 1], r->flow_dst[r->n_report - 1], r->victim_gbps,
+		       r->victim_fair_gbps, r->victim_fair_gbps > 0 ? r->victim_gbps / r->victim_fair_gbps : 0.0);
+	} else if (s->wl == SIM_WL_ALLREDUCE) {
+		for (uint32_t k = 0; k < r->steps; k++)
+			printf("%s step %u compute_us %.3f wait_us p50 %.3f max %.3f step_us p50 %.3f max %.3f\n",
+			       r->transport, k, (double)r->step[k].compute_ns / 1000.0,
+			       (double)r->step[k].wait_p50_ns / 1000.0, (double)r->step[k].wait_max_ns / 1000.0,
+			       (double)r->step[k].step_p50_ns / 1000.0, (double)r->step[k].step_max_ns / 1000.0);
+		if (r->steps)
+			printf("%s steps step_us p50 %.3f max %.3f\n", r->transport, (double)r->step_p50_ns / 1000.0,
+			       (double)r->step_max_ns / 1000.0);
+	}
+}
+
+static void json_detail(FILE *o, const struct sim_scenario *s, const struct sim_result *r)
+{
+	if (s->wl != SIM_WL_INCAST && s->wl != SIM_WL_ALLREDUCE)
+		return;
+	fprintf(o, ", \"flow_done_ns\": [");
+	for (uint32_t i = 0; i < r->n_report; i++) {
+		if (r->flow_done_ns[i])
+			fprintf(o, "%s%llu", i ? ", " : "", (unsigned long long)r->flow_done_ns[i]);
+		else
+			fprintf(o, "%snull", i ? ", " : "");
+	}
+	fprintf(o, "]");
+	if (s->wl == SIM_WL_INCAST) {
+		fprintf(o, ", \"victim_src\": %u, \"victim_dst\": %u, \"victim_goodput_gbps\": %.3f, "
+			   "\"victim_fair_gbps\": %.3f, \"victim_fair_ratio\": %.4f",
+			r->flow_src[r->n_report - 1], r->flow_dst[r->n_report - 1], r->victim_gbps, r->victim_fair_gbps,
+			r->victim_fair_gbps > 0 ? r->victim_gbps / r->victim_fair_gbps : 0.0);
+		return;
+	}
+	fprintf(o, ", \"steps\": [");
+	for (uint32_t k = 0; k < r->steps; k++)
+		fprintf(o, "%s{\"compute_ns\": %llu, \"wait_p50_ns\": %llu, \"wait_max_ns\": %llu, "
+			   "\"step_p50_ns\": %llu, \"step_max_ns\": %llu}",
+			k ? ", " : "", (unsigned long long)r->step[k].compute_ns,
+			(unsigned long long)r->step[k].wait_p50_ns, (unsigned long long)r->step[k].wait_max_ns,
+			(unsigned long long)r->step[k].step_p50_ns, (unsigned long long)r->step[k].step_max_ns);
+	fprintf(o, "], \"step_p50_ns\": %llu, \"step_max_ns\": %llu", (unsigned long long)r->step_p50_ns,
+		(unsigned long long)r->step_max_ns);
 }
 
 static void json_string(FILE *o, const char *v)
@@ -87,7 +157,7 @@ static int write_json(const char *path, const struct sim_scenario *s, const stru
 			   "\"tx_data_pkts\": %llu, \"rtx_fast\": %llu, \"rtx_nack\": %llu, \"rtx_rto\": %llu, "
 			   "\"rtx_port_down\": %llu, \"ev_transitions\": %llu, \"wc_err\": %llu, "
 			   "\"drops_buffer\": %llu, \"drops_down\": %llu, \"trims\": %llu, \"ecn_marks\": %llu, "
-			   "\"events\": %llu}",
+			   "\"events\": %llu",
 			(unsigned long long)r[i].end_ns, r[i].stalled ? "true" : "false",
 			(unsigned long long)r[i].min_flow_ns,
 			(unsigned long long)r[i].bytes_done, goodput_gbps(&r[i]),
@@ -97,6 +167,8 @@ static int write_json(const char *path, const struct sim_scenario *s, const stru
 			(unsigned long long)r[i].wc_err, (unsigned long long)r[i].drops_buffer,
 			(unsigned long long)r[i].drops_down, (unsigned long long)r[i].trims,
 			(unsigned long long)r[i].ecn_marks, (unsigned long long)r[i].events);
+		json_detail(o, s, &r[i]);
+		fputc('}', o);
 	}
 	fprintf(o, "\n  ]\n}\n");
 	return fclose(o) == 0 ? 0 : -1;
@@ -161,6 +233,8 @@ int main(int argc, char **argv)
 			return 1;
 		print_line(&r[i]);
 	}
+	for (unsigned i = 0; i < n; i++)
+		print_detail(&s, &r[i]);
 	for (unsigned i = 0; i < n; i++)
 		if (r[i].flows_done != r[i].flows)
 			printf("note: %s: %u of %u flows unfinished at t=%.3f us%s (replay: --seed %llu)\n",

@@ -35,6 +35,8 @@ void sim_scenario_defaults(struct sim_scenario *s)
 	s->msg_kb = 64;
 	s->src = 0;
 	s->dst = UINT32_MAX; /* default: the last host */
+	s->senders = 7;
+	s->steps = 1;
 	s->duration_ns = 100000000ull;
 }
 
@@ -129,8 +131,12 @@ static void load_workload(struct ctx *c, const yaml_node_t *m, struct sim_scenar
 				s->wl = SIM_WL_P2P;
 			else if (t && !strcmp(t, "permutation"))
 				s->wl = SIM_WL_PERMUTATION;
+			else if (t && !strcmp(t, "incast"))
+				s->wl = SIM_WL_INCAST;
+			else if (t && !strcmp(t, "allreduce_ring"))
+				s->wl = SIM_WL_ALLREDUCE;
 			else if (t)
-				err(c, v, "workload type must be p2p or permutation", t);
+				err(c, v, "workload type must be p2p, permutation, incast or allreduce_ring", t);
 		} else if (!strcmp(key, "bytes")) {
 			get_u64(c, v, 1, 1ull << 34, &s->bytes);
 		} else if (!strcmp(key, "qps")) {
@@ -141,6 +147,16 @@ static void load_workload(struct ctx *c, const yaml_node_t *m, struct sim_scenar
 			get_u32(c, v, 0, 65535, &s->src);
 		} else if (!strcmp(key, "dst")) {
 			get_u32(c, v, 0, 65535, &s->dst);
+		} else if (!strcmp(key, "senders")) {
+			get_u32(c, v, 1, 4096, &s->senders);
+		} else if (!strcmp(key, "ranks")) {
+			get_u32(c, v, 2, 4096, &s->ranks);
+		} else if (!strcmp(key, "steps")) {
+			get_u32(c, v, 1, SIM_MAX_STEPS, &s->steps);
+		} else if (!strcmp(key, "compute_us")) {
+			uint64_t us;
+			if (get_u64(c, v, 0, 1000000000ull, &us))
+				s->compute_ns = us * 1000;
 		} else {
 			err(c, k, "unknown workload key", key);
 		}
@@ -215,6 +231,14 @@ static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario
 		err(c, root, "need hosts >= 2, hosts_per_t0 >= 1, t1_per_plane >= 1", NULL);
 	if (s->src >= s->hosts || s->dst >= s->hosts || s->src == s->dst)
 		err(c, root, "workload src/dst: two different hosts below hosts", NULL);
+	if (s->wl == SIM_WL_INCAST && s->senders + 3 > s->hosts)
+		err(c, root, "incast needs hosts >= senders + 3 (receiver, victim sender, victim receiver)", NULL);
+	if (s->wl == SIM_WL_INCAST && s->hosts_per_t0 < 2)
+		err(c, root, "incast needs hosts_per_t0 >= 2 (the victim's receiver shares the T0)", NULL);
+	if (s->wl == SIM_WL_ALLREDUCE && s->ranks > s->hosts)
+		err(c, root, "workload ranks > hosts", NULL);
+	if (s->wl == SIM_WL_ALLREDUCE && s->bytes < (uint64_t)(s->ranks ? s->ranks : s->hosts) * s->qps)
+		err(c, root, "allreduce_ring needs bytes >= ranks x qps (a chunk per QP)", NULL);
 	if (s->ecn_kmin_kb > s->ecn_kmax_kb)
 		err(c, root, "ecn_kmin_kb > ecn_kmax_kb", NULL);
 	if (s->msg_kb * 1024ull > (1ull << 31))

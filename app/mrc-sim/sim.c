@@ -20,7 +20,7 @@
 
 /* Where a packet is when its hop event fires. */
 enum hop { HOP_T0_SRC = 0, HOP_T1, HOP_T0_DST, HOP_HOST };
-enum evk { EVK_HOP = 0, EVK_POLL, EVK_TIMER, EVK_ROOM, EVK_FAIL };
+enum evk { EVK_HOP = 0, EVK_POLL, EVK_TIMER, EVK_ROOM, EVK_FAIL, EVK_COMPUTE };
 
 struct pkt {
 	struct pkt *next;         /* free list / host RX list */
@@ -64,7 +64,19 @@ struct simqp {
 	uint32_t qpn_tx, qpn_rx;  /* on the flow's src / dst engine */
 	uint64_t bytes;           /* to write, bytes */
 	uint32_t msgs, posted, done;
+	uint32_t limit;           /* post no further than this message */
+	uint32_t mpp;             /* allreduce_ring: messages per phase */
+	uint64_t chunk;           /* allreduce_ring: bytes per phase on this QP */
 	bool failed;
+};
+
+/* allreduce_ring: rank r writes flow r to rank r + 1 and reads flow r - 1. */
+struct rank {
+	uint32_t step, phase;     /* current step; phase within it */
+	bool comm;                /* in the collective (false: computing) */
+	bool done;
+	uint64_t recv;            /* RECV_IMMs from the left, over the whole run */
+	uint64_t step_start_ns, comm_start_ns;
 };
 
 struct host {
@@ -102,6 +114,9 @@ struct sim {
 	uint32_t n_flows;
 	struct simqp *qps;
 	uint32_t n_qps;
+	struct rank *ranks;       /* allreduce_ring: [R] */
+	uint32_t R;
+	uint64_t *wait_ns, *step_ns; /* allreduce_ring: [R][steps] */
 	uint8_t *buf;             /* the shared (zero) Write source region */
 	uint64_t buf_len;
 	uint8_t (*slots)[SLOT_BYTES];
@@ -384,13 +399,19 @@ static bool post_more(struct sim *s, uint32_t i)
 	uint64_t msg = (uint64_t)s->sc->msg_kb * 1024;
 	bool any = false;
 
-	while (!q->failed && q->posted < q->msgs && q->posted - q->done < MAX_POSTED) {
-		uint64_t off = (uint64_t)q->posted * msg;
-		uint64_t len = q->bytes - off < msg ? q->bytes - off : msg;
+	while (!q->failed && q->posted < q->limit && q->posted - q->done < MAX_POSTED) {
+		uint64_t off = (uint64_t)q->posted * msg, len;
+
+		if (q->mpp)
+			off = (uint64_t)(q->posted % q->mpp) * msg; /* within the phase's chunk */
+		len = (q->mpp ? q->chunk : q->bytes) - off;
+		if (len > msg)
+			len = msg;
 		struct mrcp_sge sge = {.addr = (uint64_t)(uintptr_t)s->buf + off, .len = (uint32_t)len,
 				       .lkey = s->hosts[f->src].lkey};
 		struct mrcp_send_wr wr = {
-			.wr_id = q->posted, .opcode = MRCP_WR_WRITE, .flags = MRCP_WR_SIGNALED,
+			.wr_id = q->posted, .opcode = q->mpp ? MRCP_WR_WRITE_IMM : MRCP_WR_WRITE,
+			.flags = MRCP_WR_SIGNALED,
 			.sg_list = &sge, .num_sge = 1,
 			.remote_addr = (uint64_t)(uintptr_t)s->buf + off, .rkey = s->hosts[f->dst].rkey,
 		};
@@ -400,6 +421,66 @@ static bool post_more(struct sim *s, uint32_t i)
 		any = true;
 	}
 	return any;
+}
+
+/* allreduce_ring: rank @r may post phase @ph of its step (its QPs' share). */
+static void rank_send_phase(struct sim *s, uint32_t r)
+{
+	for (uint32_t k = 0; k < s->sc->qps; k++) {
+		uint32_t i = r * s->sc->qps + k;
+
+		s->qps[i].limit += s->qps[i].mpp;
+		post_more(s, i);
+	}
+	schedule_poll(s, s->flows[r].src);
+}
+
+static void rank_start_step(struct sim *s, uint32_t r)
+{
+	struct rank *k = &s->ranks[r];
+
+	k->comm = false;
+	k->step_start_ns = s->now_ps / PS_PER_NS;
+	push(s, s->now_ps + s->sc->compute_ns * PS_PER_NS, EVK_COMPUTE, r, NULL, 0);
+}
+
+static void rank_compute_done(struct sim *s, uint32_t r)
+{
+	struct rank *k = &s->ranks[r];
+
+	k->comm = true;
+	k->phase = 0;
+	k->comm_start_ns = s->now_ps / PS_PER_NS;
+	rank_send_phase(s, r);
+}
+
+/* Advance rank @r over every phase whose chunk from the left has arrived. */
+static void rank_advance(struct sim *s, uint32_t r)
+{
+	struct rank *k = &s->ranks[r];
+	uint32_t left = (r + s->R - 1) % s->R, phases = 2 * (s->R - 1);
+	uint64_t per_phase = 0;
+
+	for (uint32_t q = 0; q < s->sc->qps; q++)
+		per_phase += s->qps[left * s->sc->qps + q].mpp;
+	while (k->comm && !k->done &&
+	       k->recv >= ((uint64_t)k->step * phases + k->phase + 1) * per_phase) {
+		uint64_t now_ns = s->now_ps / PS_PER_NS;
+
+		if (++k->phase < phases) {
+			rank_send_phase(s, r);
+			continue;
+		}
+		s->wait_ns[r * s->sc->steps + k->step] = now_ns - k->comm_start_ns;
+		s->step_ns[r * s->sc->steps + k->step] = now_ns - k->step_start_ns;
+		if (++k->step == s->sc->steps) {
+			k->done = true;
+			s->flows[r].done_ns = now_ns;
+			s->r->flows_done++;
+		} else {
+			rank_start_step(s, r);
+		}
+	}
 }
 
 static bool drain_cq(struct sim *s, uint32_t h)
@@ -413,7 +494,7 @@ static bool drain_cq(struct sim *s, uint32_t h)
 			struct simqp *q;
 			struct flow *f;
 
-			if (wc[i].user_ctx >= s->n_qps || wc[i].opcode == MRCP_WC_RECV_IMM)
+			if (wc[i].user_ctx >= s->n_qps)
 				continue;
 			q = &s->qps[wc[i].user_ctx];
 			f = &s->flows[q->flow];
@@ -422,9 +503,19 @@ static bool drain_cq(struct sim *s, uint32_t h)
 				q->failed = true;
 				continue;
 			}
+			if (wc[i].opcode == MRCP_WC_RECV_IMM) {
+				/* allreduce_ring: a chunk message arrived at f->dst */
+				(void)mrcp_qp_post_recv(s->hosts[h].e, q->qpn_rx, 0);
+				s->ranks[f->dst].recv++;
+				rank_advance(s, f->dst);
+				continue;
+			}
 			q->done++;
 			s->r->bytes_done += wc[i].byte_len;
-			if (q->done == q->msgs) {
+			if (q->mpp) {
+				if (post_more(s, (uint32_t)wc[i].user_ctx))
+					posted = true;
+			} else if (q->done == q->msgs) {
 				if (--f->qps_left == 0) {
 					f->done_ns = s->now_ps / PS_PER_NS;
 					s->r->flows_done++;
@@ -649,6 +740,46 @@ static int setup_flows(struct sim *s)
 		s->flows = xcalloc(1, sizeof(*s->flows));
 		s->flows[0].src = sc->src;
 		s->flows[0].dst = sc->dst;
+	} else if (sc->wl == SIM_WL_INCAST) {
+		/* receiver dst; victim receiver: the lowest other host under dst's
+		 * T0; victim sender: the highest remaining host outside that T0
+		 * (any remaining host if none); senders: the lowest remaining hosts */
+		uint32_t hpt = sc->hosts_per_t0, rt0 = sc->dst / hpt, vdst = UINT32_MAX, vsrc = UINT32_MAX, n = 0;
+
+		for (uint32_t h = rt0 * hpt; h < (rt0 + 1) * hpt && h < s->H && vdst == UINT32_MAX; h++)
+			if (h != sc->dst)
+				vdst = h;
+		for (uint32_t h = s->H; h-- > 0 && vsrc == UINT32_MAX;)
+			if (h / hpt != rt0)
+				vsrc = h;
+		for (uint32_t h = s->H; h-- > 0 && vsrc == UINT32_MAX;)
+			if (h != sc->dst && h != vdst)
+				vsrc = h;
+		if (vdst == UINT32_MAX || vsrc == UINT32_MAX) {
+			fprintf(stderr, "mrc-sim: %s: no room for the incast victim\n", sc->path);
+			return -1;
+		}
+		s->n_flows = sc->senders + 1;
+		s->flows = xcalloc(s->n_flows, sizeof(*s->flows));
+		for (uint32_t h = 0; h < s->H && n < sc->senders; h++) {
+			if (h == sc->dst || h == vdst || h == vsrc)
+				continue;
+			s->flows[n].src = h;
+			s->flows[n++].dst = sc->dst;
+		}
+		s->flows[n].src = vsrc; /* the victim is the last flow */
+		s->flows[n].dst = vdst;
+	} else if (sc->wl == SIM_WL_ALLREDUCE) {
+		s->R = sc->ranks ? sc->ranks : s->H;
+		s->n_flows = s->R;
+		s->flows = xcalloc(s->R, sizeof(*s->flows));
+		s->ranks = xcalloc(s->R, sizeof(*s->ranks));
+		s->wait_ns = xcalloc((size_t)s->R * sc->steps, sizeof(uint64_t));
+		s->step_ns = xcalloc((size_t)s->R * sc->steps, sizeof(uint64_t));
+		for (uint32_t i = 0; i < s->R; i++) {
+			s->flows[i].src = i;
+			s->flows[i].dst = (i + 1) % s->R;
+		}
 	} else {
 		s->n_flows = s->H;
 		s->flows = xcalloc(s->H, sizeof(*s->flows));
@@ -674,6 +805,18 @@ static int setup_flows(struct sim *s)
 			q->flow = fi;
 			q->bytes = sc->bytes / sc->qps + (k == sc->qps - 1 ? sc->bytes % sc->qps : 0);
 			q->msgs = (uint32_t)((q->bytes + msg - 1) / msg);
+			q->limit = q->msgs;
+			if (sc->wl == SIM_WL_ALLREDUCE) {
+				/* a chunk is bytes / R, split over the QPs; 2(R - 1)
+				 * phases per step; every message is a WriteImm */
+				uint64_t chunk = sc->bytes / s->R;
+
+				q->chunk = chunk / sc->qps + (k == sc->qps - 1 ? chunk % sc->qps : 0);
+				q->mpp = (uint32_t)((q->chunk + msg - 1) / msg);
+				q->msgs = q->mpp * 2 * (s->R - 1) * sc->steps;
+				q->bytes = q->chunk * 2 * (s->R - 1) * sc->steps;
+				q->limit = 0;
+			}
 			rc = mrcp_qp_create(es, &a, &q->qpn_tx);
 			if (rc == 0)
 				rc = mrcp_qp_create(ed, &a, &q->qpn_rx);
@@ -689,12 +832,24 @@ static int setup_flows(struct sim *s)
 				fprintf(stderr, "mrc-sim: %s: QP setup: %s\n", sc->path, strerror(-rc));
 				return -1;
 			}
+			if (q->mpp) {
+				while (mrcp_qp_post_recv(ed, q->qpn_rx, 0) == 0)
+					;
+				continue;
+			}
 			if (q->msgs == 0 && --f->qps_left == 0)
 				s->r->flows_done++;
 			post_more(s, i);
 		}
 	}
 	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static void collect(struct sim *s)
@@ -710,6 +865,51 @@ static void collect(struct sim *s)
 	}
 	if (r->min_flow_ns == UINT64_MAX)
 		r->min_flow_ns = 0;
+	r->n_report = s->n_flows < SIM_MAX_REPORT ? s->n_flows : SIM_MAX_REPORT;
+	for (uint32_t i = 0; i < r->n_report; i++) {
+		r->flow_src[i] = s->flows[i].src;
+		r->flow_dst[i] = s->flows[i].dst;
+		r->flow_done_ns[i] = s->flows[i].done_ns;
+	}
+	if (s->sc->wl == SIM_WL_INCAST) {
+		const struct flow *v = &s->flows[s->n_flows - 1];
+		uint32_t into = 0;
+
+		for (uint32_t i = 0; i < s->n_flows; i++)
+			into += s->flows[i].dst == v->dst;
+		r->victim_fair_gbps = s->sc->link_gbps * s->P / into;
+		if (v->done_ns)
+			r->victim_gbps = (double)s->sc->bytes * 8.0 / (double)v->done_ns;
+	}
+	if (s->sc->wl == SIM_WL_ALLREDUCE && s->r->flows_done == s->n_flows) {
+		uint32_t S = s->sc->steps;
+
+		r->steps = S;
+		for (uint32_t k = 0; k <= S; k++) {
+			/* k < S: step k over the ranks; k == S: every rank and step */
+			uint32_t n = k < S ? s->R : s->R * S;
+			uint64_t *w = xcalloc(n, sizeof(uint64_t)), *t = xcalloc(n, sizeof(uint64_t));
+
+			for (uint32_t i = 0; i < n; i++) {
+				w[i] = k < S ? s->wait_ns[i * S + k] : s->wait_ns[i];
+				t[i] = k < S ? s->step_ns[i * S + k] : s->step_ns[i];
+			}
+			qsort(w, n, sizeof(uint64_t), cmp_u64);
+			qsort(t, n, sizeof(uint64_t), cmp_u64);
+			if (k < S) {
+				r->step[k].compute_ns = s->sc->compute_ns;
+				r->step[k].wait_p50_ns = w[(n - 1) / 2];
+				r->step[k].wait_max_ns = w[n - 1];
+				r->step[k].step_p50_ns = t[(n - 1) / 2];
+				r->step[k].step_max_ns = t[n - 1];
+			} else {
+				r->step_p50_ns = t[(n - 1) / 2];
+				r->step_max_ns = t[n - 1];
+			}
+			free(w);
+			free(t);
+		}
+	}
 	for (uint32_t i = 0; i < s->n_qps; i++) {
 		const struct flow *f = &s->flows[s->qps[i].flow];
 		const struct mrcp_ev_set *evs;
@@ -760,6 +960,9 @@ static void teardown(struct sim *s)
 	free(s->hosts);
 	free(s->flows);
 	free(s->qps);
+	free(s->ranks);
+	free(s->wait_ns);
+	free(s->step_ns);
 	free(s->buf);
 	free(s->slots);
 }
@@ -768,6 +971,7 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 {
 	struct sim s;
 	int rc = 0;
+	bool capped = false;
 
 	memset(&s, 0, sizeof(s));
 	memset(r, 0, sizeof(*r));
@@ -811,6 +1015,8 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 		push(&s, sc->failures[i].at_ns * PS_PER_NS, EVK_FAIL, i, NULL, 0);
 	for (uint32_t h = 0; h < s.H; h++)
 		schedule_poll(&s, h);
+	for (uint32_t i = 0; i < s.R; i++)
+		rank_start_step(&s, i);
 
 	while (s.n_ev > 0 && r->flows_done < s.n_flows) {
 		struct event ev = pop(&s);
@@ -819,6 +1025,7 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 			if (ev.kind == EVK_HOP)
 				pkt_free(&s, ev.p);
 			s.now_ps = sc->duration_ns * PS_PER_NS;
+			capped = true; /* an event was pending: not a stall */
 			break;
 		}
 		s.now_ps = ev.t_ps;
@@ -837,6 +1044,9 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 			s.hosts[ev.arg].timer_ps = UINT64_MAX;
 			host_service(&s, ev.arg);
 			break;
+		case EVK_COMPUTE:
+			rank_compute_done(&s, ev.arg);
+			break;
 		case EVK_ROOM:
 			if (s.hosts[ev.arg].room_wake_ps == ev.t_ps)
 				s.hosts[ev.arg].room_wake_ps = 0;
@@ -848,7 +1058,7 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 		}
 	}
 	r->end_ns = s.now_ps / PS_PER_NS;
-	r->stalled = s.n_ev == 0 && r->flows_done < s.n_flows;
+	r->stalled = !capped && s.n_ev == 0 && r->flows_done < s.n_flows;
 	r->flows = s.n_flows;
 	collect(&s);
 out:

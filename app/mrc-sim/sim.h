@@ -33,7 +33,10 @@
 /** Ethernet 14 + IPv4 20 + UDP 8 + ICRC 4, bytes (no preamble/FCS/IFG). */
 #define SIM_WIRE_OVERHEAD 46u
 
-enum sim_workload { SIM_WL_P2P = 0, SIM_WL_PERMUTATION };
+#define SIM_MAX_STEPS 64      /**< allreduce_ring steps */
+#define SIM_MAX_REPORT 256    /**< flows reported one by one */
+
+enum sim_workload { SIM_WL_P2P = 0, SIM_WL_PERMUTATION, SIM_WL_INCAST, SIM_WL_ALLREDUCE };
 enum sim_fail_kind { SIM_FAIL_LINK_DOWN = 0, SIM_FAIL_LINK_UP, SIM_FAIL_SWITCH_DOWN };
 
 /** One scheduled failure. Link: t0 + t1 (a T0-T1 link) or host (its
@@ -65,7 +68,11 @@ struct sim_scenario {
 	uint64_t bytes;           /**< per flow, bytes */
 	uint32_t qps;             /**< QPs per flow */
 	uint32_t msg_kb;          /**< Write size, KiB */
-	uint32_t src, dst;        /**< p2p hosts */
+	uint32_t src, dst;        /**< p2p hosts; incast: dst is the incast receiver */
+	uint32_t senders;         /**< incast senders, default 7 */
+	uint32_t ranks;           /**< allreduce_ring ranks; 0 = every host */
+	uint32_t steps;           /**< allreduce_ring steps */
+	uint64_t compute_ns;      /**< allreduce_ring compute phase per step, ns */
 	uint64_t base_rtt_ns;     /**< engine base_rtt, ns; 0 = engine default (12 us, §6.4) */
 	bool cc_per_qp;           /**< cc_scope: qp (D53); default one QPCC per peer */
 	uint32_t rto_timeout;     /**< engine D32 timeout exponent; 0 = engine default */
@@ -94,6 +101,21 @@ struct sim_result {
 	uint64_t trims;
 	uint64_t ecn_marks;
 	uint64_t events;          /**< discrete events processed */
+	/* per flow (the first SIM_MAX_REPORT), incast and allreduce_ring */
+	uint32_t n_report;
+	uint32_t flow_src[SIM_MAX_REPORT], flow_dst[SIM_MAX_REPORT];
+	uint64_t flow_done_ns[SIM_MAX_REPORT]; /**< 0 = unfinished */
+	/* incast: the victim flow (the last flow) */
+	double victim_gbps;       /**< victim bytes / its completion time; 0 if unfinished */
+	double victim_fair_gbps;  /**< its receiver's rate (planes x link) / flows into it */
+	/* allreduce_ring, per step over the ranks */
+	uint32_t steps;
+	struct sim_step {
+		uint64_t compute_ns;
+		uint64_t wait_p50_ns, wait_max_ns;   /**< collective wait */
+		uint64_t step_p50_ns, step_max_ns;   /**< compute + wait */
+	} step[SIM_MAX_STEPS];
+	uint64_t step_p50_ns, step_max_ns;       /**< over every rank and step */
 };
 
 /** Defaults for every key. */

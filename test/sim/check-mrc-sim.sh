@@ -2,12 +2,14 @@
 # check-mrc-sim.sh - runs one mrc-sim scenario with --transport both and a
 # fixed seed, and asserts: every MRC flow completed; running it twice gives
 # byte-identical output (table and JSON); and, given a healthy baseline
-# scenario, MRC finishes within 1.5x the baseline's completion time.
+# scenario, MRC finishes within 1.5x the baseline's completion time; given
+# VICTIM_MIN (incast), the MRC victim's goodput is >= VICTIM_MIN x its fair
+# share.
 #
-#   check-mrc-sim.sh MRC_SIM SCENARIO_DIR NAME [BASELINE_NAME]
+#   check-mrc-sim.sh MRC_SIM SCENARIO_DIR NAME [BASELINE_NAME [VICTIM_MIN]]
 set -eu
 
-sim=$1 dir=$2 name=$3 base=${4:-}
+sim=$1 dir=$2 name=$3 base=${4:-} vmin=${5:-}
 seed=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -46,5 +48,13 @@ if [ -n "$base" ]; then
 		exit 1
 	fi
 	echo "ok: MRC $fin us <= 1.5 x $hfin us ($base)"
+fi
+if [ -n "$vmin" ]; then
+	ratio=$(awk '$1 == "mrc" && $2 == "victim" { print $9 }' "$tmp/a.txt")
+	if [ -z "$ratio" ] || ! awk -v r="$ratio" -v m="$vmin" 'BEGIN { exit !(r >= m) }'; then
+		echo "FAIL $name: MRC victim got ${ratio:-?} of its fair share, less than $vmin (replay: --seed $seed)" >&2
+		exit 1
+	fi
+	echo "ok: MRC victim $ratio >= $vmin of its fair share"
 fi
 echo "ok: $name"
