@@ -117,7 +117,6 @@ static void send_psu(struct mrcp_engine *e, struct peer *p)
 	pkt.erth.op = MRCP_EP_PORT_STATUS_UPDATE;
 	pkt.erth.port_status_mask = p->psu_mask;
 	pkt.erth.tx_timestamp = mrcp__ts_now(e->now);
-	pkt.erth.ftype = MRCP_TSETH_FTYPE;
 	/* D50: on every port that is up on both sides */
 	for (uint8_t port = 1; port <= e->cfg.n_ports; port++) {
 		if (!(e->port_up & (1u << (port - 1))) || !(p->remote_up & (1u << (port - 1))))
@@ -218,7 +217,6 @@ int mrcp_ev_probe(struct mrcp_engine *e, const struct mrcp_ip *node, uint8_t por
 	pkt.erth.op = MRCP_EP_EV_PROBE;
 	pkt.erth.port_status_mask = e->port_up; /* D51 */
 	pkt.erth.tx_timestamp = mrcp__ts_now(now_ns);
-	pkt.erth.ftype = MRCP_TSETH_FTYPE;
 	tx = ep_tx(e, p, &p->port_addr[port - 1], port, &pkt, MRCP_DSCP_CLASS_TRIMMABLE, MRCP_ECN_ECT0);
 	if (tx == NULL)
 		return -ENOSPC;
@@ -256,7 +254,6 @@ static void on_request(struct mrcp_engine *e, struct peer *p, const struct mrcp_
 	resp.eeth.port_status_mask = e->port_up;
 	resp.eeth.svc_time = 0;
 	resp.eeth.tx_timestamp = pkt->erth.tx_timestamp;
-	resp.eeth.ftype = MRCP_TSETH_FTYPE;
 	/* D57: the response goes on the plane the request arrived on */
 	ep_tx(e, p, p ? &p->port_addr[rx->port - 1] : &rx->src, rx->port, &resp,
 	      MRCP_DSCP_CLASS_CONTROL, MRCP_ECN_NOT_ECT);

@@ -393,7 +393,9 @@ const char *mrcp_nack_code_name(uint8_t code);
 /**
  * Start a packet of kind @opcode: zero @p, set bth.opcode, pkey 0xFFFF (D10),
  * dest_qp, psn, the header mask for the opcode, and for data opcodes ts = 1
- * with TSETH ftype 0x1 (D13). The caller then fills the kind's header.
+ * with TSETH ftype 0x1 (D13); an AETH starts as an ACK (D21) and PETH, ERTH
+ * and EETH with ftype 0x1, so every kind encodes as initialised. The caller
+ * then fills the kind's header.
  * @return 0, or -EINVAL for an unknown opcode or a QPN/PSN above 24 bits.
  */
 int mrcp_pkt_init(struct mrcp_pkt *p, uint8_t opcode, uint32_t dest_qp, uint32_t psn);

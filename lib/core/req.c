@@ -677,7 +677,6 @@ static void send_probe(struct mrcp_engine *e, struct qp *qp, int ev)
 	p.peth.spdcid = (uint16_t)qp->qpn; /* D15 */
 	p.peth.dpdcid = (uint16_t)qp->dqpn;
 	p.peth.tx_timestamp = mrcp__ts_now(e->now);
-	p.peth.ftype = MRCP_TSETH_FTYPE;
 	hl = mrcp_pkt_encode_hdr(&p, tx->hdr, sizeof(tx->hdr));
 	tx->hdr_len = (uint16_t)(hl > 0 ? hl : 0);
 	tx->opcode = MRCP_OP_PROBE;

@@ -578,6 +578,16 @@ int mrcp_pkt_init(struct mrcp_pkt *p, uint8_t opcode, uint32_t dest_qp, uint32_t
 		hdrs |= MRCP_HDR_TSETH;
 		p->tseth.ftype = MRCP_TSETH_FTYPE;
 	}
+	/* the only valid starting points, so a packet straight from init
+	 * encodes: an ACK (D21) and ftype 0x1 (§3.6) */
+	if (hdrs & MRCP_HDR_AETH)
+		p->aeth.syndrome = MRCP_AETH_ACK;
+	if (hdrs & MRCP_HDR_PETH)
+		p->peth.ftype = MRCP_TSETH_FTYPE;
+	if (hdrs & MRCP_HDR_ERTH)
+		p->erth.ftype = MRCP_TSETH_FTYPE;
+	if (hdrs & MRCP_HDR_EETH)
+		p->eeth.ftype = MRCP_TSETH_FTYPE;
 	p->hdrs = hdrs;
 	return 0;
 }

@@ -2474,3 +2474,30 @@ TEST(wire, data_hdr_patch__equals_full_encode)
 		}
 	}
 }
+
+TEST(wire, pkt_init__every_kind_encodes_as_initialised)
+{
+	static const uint8_t ops[] = {MRCP_OP_WRITE_FIRST, MRCP_OP_WRITE_MIDDLE, MRCP_OP_WRITE_LAST,
+				      MRCP_OP_WRITE_LAST_IMM, MRCP_OP_WRITE_ONLY, MRCP_OP_WRITE_ONLY_IMM,
+				      MRCP_OP_ACK, MRCP_OP_EP_REQUEST, MRCP_OP_EP_RESPONSE,
+				      MRCP_OP_SACK, MRCP_OP_NACK, MRCP_OP_PROBE};
+
+	for (unsigned i = 0; i < sizeof(ops); i++) {
+		struct mrcp_pkt p, q;
+		uint8_t buf[128];
+		int n;
+
+		ASSERT_EQ(0, mrcp_pkt_init(&p, ops[i], 0x42, 7));
+		n = mrcp_pkt_encode(&p, buf, sizeof(buf));
+		ASSERT_GT(n, 0);
+		ASSERT_EQ(0, mrcp_pkt_decode(buf, (size_t)n, &q));
+		ASSERT_EQ(ops[i], q.bth.opcode);
+	}
+	{
+		struct mrcp_pkt p;
+		ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_ACK, 1, 1));
+		ASSERT_EQ(MRCP_AETH_ACK, p.aeth.syndrome);
+		ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_PROBE, 1, 1));
+		ASSERT_EQ(MRCP_TSETH_FTYPE, p.peth.ftype);
+	}
+}
