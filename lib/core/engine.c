@@ -8,15 +8,6 @@
 
 #include "engine_internal.h"
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
 void mrcp_engine_config_defaults(struct mrcp_engine_config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -99,11 +90,11 @@ int mrcp_engine_create(const struct mrcp_engine_config *c, struct mrcp_engine **
 	e->qps = calloc(1u << e->qp_slot_bits, sizeof(*e->qps));
 	e->mrs = calloc(c->max_mrs, sizeof(*e->mrs));
 	e->peers = calloc(c->max_peers, sizeof(*e->peers));
-	e->cq_mask = pow2_at_least(c->cq_size) - 1;
+	e->cq_mask = mrcp__pow2_at_least(c->cq_size) - 1;
 	e->cq = calloc(e->cq_mask + 1, sizeof(*e->cq));
-	e->evq_mask = pow2_at_least(c->event_queue_size) - 1;
+	e->evq_mask = mrcp__pow2_at_least(c->event_queue_size) - 1;
 	e->evq = calloc(e->evq_mask + 1, sizeof(*e->evq));
-	e->ctl_mask = pow2_at_least(c->ctl_queue_size) - 1;
+	e->ctl_mask = mrcp__pow2_at_least(c->ctl_queue_size) - 1;
 	e->ctl = calloc(e->ctl_mask + 1, sizeof(*e->ctl));
 	if (e->qps == NULL || e->mrs == NULL || e->peers == NULL || e->cq == NULL ||
 	    e->evq == NULL || e->ctl == NULL) {

@@ -23,6 +23,16 @@
 #define EV_PROBE_TIMEOUT_NS 2000000ull /* D57 */
 #define EV_PROBE_MIN_GAP_NS 10000ull  /* per-port EV probe rate limit (§7) */
 
+/* The smallest power of two >= @n (ring and table sizes, set at create). */
+static inline uint32_t mrcp__pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
 /* ---- memory regions ------------------------------------------------------ */
 
 struct eng_mr {

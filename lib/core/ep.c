@@ -88,12 +88,11 @@ uint64_t mrcp__ep_deadline(const struct mrcp_engine *e)
 		const struct peer *p = &e->peers[i];
 		if (!p->used)
 			continue;
-		if (p->psu_tries_left != 0 && (d == UINT64_MAX || mrcp_time_lt(p->psu_next_ns, d)))
-			d = p->psu_next_ns;
+		if (p->psu_tries_left != 0)
+			d = mrcp_deadline_min(d, p->psu_next_ns);
 		for (unsigned k = 0; k < PEER_PROBES_MAX; k++) {
-			uint64_t t = p->probes[k].sent_ns + EV_PROBE_TIMEOUT_NS;
-			if (p->probes[k].sent_ns != 0 && (d == UINT64_MAX || mrcp_time_lt(t, d)))
-				d = t;
+			if (p->probes[k].sent_ns != 0)
+				d = mrcp_deadline_min(d, p->probes[k].sent_ns + EV_PROBE_TIMEOUT_NS);
 		}
 	}
 	return d;

@@ -43,4 +43,14 @@ static inline bool mrcp_time_lt(uint64_t a, uint64_t b) { return (int64_t)(a - b
 static inline bool mrcp_time_le(uint64_t a, uint64_t b) { return (int64_t)(a - b) <= 0; }
 static inline bool mrcp_time_after(uint64_t a, uint64_t b) { return (int64_t)(a - b) > 0; }
 
+/** The earlier of two deadlines, where UINT64_MAX means "none". */
+static inline uint64_t mrcp_deadline_min(uint64_t a, uint64_t b)
+{
+	if (a == UINT64_MAX)
+		return b;
+	if (b == UINT64_MAX)
+		return a;
+	return mrcp_time_lt(a, b) ? a : b;
+}
+
 #endif

@@ -9,15 +9,6 @@
 #include "engine_internal.h"
 #include "mrcp_bytes.h"
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
 /* ---- connection info blob (D58) ------------------------------------------------
  *
  *  off  len  field
@@ -245,10 +236,10 @@ int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t
 	qp->T_ns = 1024ull << qp->timeout; /* 1.024 us x 2^timeout */
 	qp->rW = 128u * (attr.mpr ? attr.mpr : e->cfg.mpr);
 	qp->max_wimm_local = attr.max_wimm ? attr.max_wimm : e->cfg.max_wimm;
-	qp->sq_mask = pow2_at_least(attr.sq_depth ? attr.sq_depth : e->cfg.sq_depth) - 1;
-	qp->rq_mask = pow2_at_least(attr.rq_depth ? attr.rq_depth : e->cfg.rq_depth) - 1;
-	qp->rbits_mask = pow2_at_least(qp->rW < 64 ? 64 : qp->rW) - 1;
-	qp->rm_mask = pow2_at_least(qp->rW) - 1;
+	qp->sq_mask = mrcp__pow2_at_least(attr.sq_depth ? attr.sq_depth : e->cfg.sq_depth) - 1;
+	qp->rq_mask = mrcp__pow2_at_least(attr.rq_depth ? attr.rq_depth : e->cfg.rq_depth) - 1;
+	qp->rbits_mask = mrcp__pow2_at_least(qp->rW < 64 ? 64 : qp->rW) - 1;
+	qp->rm_mask = mrcp__pow2_at_least(qp->rW) - 1;
 	qp->sq = calloc(qp->sq_mask + 1, sizeof(*qp->sq));
 	qp->rq = calloc(qp->rq_mask + 1, sizeof(*qp->rq));
 	qp->rbits = calloc((qp->rbits_mask + 1) / 64, sizeof(*qp->rbits));
@@ -367,7 +358,7 @@ int mrcp_qp_connect(struct mrcp_engine *e, uint32_t qpn, const struct mrcp_conn_
 	if (ci->mpr_dest < mpr)
 		mpr = ci->mpr_dest;
 	qp->W = 128u * mpr;
-	qp->sb_mask = pow2_at_least(qp->W) - 1;
+	qp->sb_mask = mrcp__pow2_at_least(qp->W) - 1;
 	qp->sb = calloc(qp->sb_mask + 1, sizeof(*qp->sb));
 	if (qp->sb == NULL)
 		return -ENOMEM;

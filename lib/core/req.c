@@ -748,19 +748,10 @@ static uint64_t hold_time(const struct qp *qp)
 		return UINT64_MAX;
 	for (uint32_t psn = qp->snd_una; mrcp_psn_lt(psn, qp->next_psn); psn = mrcp_psn_add(psn, 1)) {
 		const struct sb_entry *en = &qp->sb[psn & qp->sb_mask];
-		if ((en->flags & SB_RTXQ) && (best == UINT64_MAX || mrcp_time_lt(en->not_before_ns, best)))
-			best = en->not_before_ns;
+		if (en->flags & SB_RTXQ)
+			best = mrcp_deadline_min(best, en->not_before_ns);
 	}
 	return best;
-}
-
-static uint64_t min_t(uint64_t a, uint64_t b)
-{
-	if (a == UINT64_MAX)
-		return b;
-	if (b == UINT64_MAX)
-		return a;
-	return mrcp_time_lt(a, b) ? a : b;
 }
 
 uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp)
@@ -773,19 +764,19 @@ uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp)
 	unsigned seen = 0;
 	for (uint32_t psn = qp->out_head; psn != NIL && seen < 8; seen++) {
 		const struct sb_entry *en = &qp->sb[psn & qp->sb_mask];
-		d = min_t(d, en->deadline_ns);
+		d = mrcp_deadline_min(d, en->deadline_ns);
 		psn = en->next;
 	}
 	if (qp->mode == MRCP_MODE_MRC) {
-		d = min_t(d, tlp_time(qp));
-		d = min_t(d, mrcp_ev_next_deadline(&qp->evs));
+		d = mrcp_deadline_min(d, tlp_time(qp));
+		d = mrcp_deadline_min(d, mrcp_ev_next_deadline(&qp->evs));
 	}
-	d = min_t(d, aeth_probe_time(qp));
-	d = min_t(d, rev_probe_time(e, qp));
+	d = mrcp_deadline_min(d, aeth_probe_time(qp));
+	d = mrcp_deadline_min(d, rev_probe_time(e, qp));
 	if (qp->n_rtxq != 0) {
 		uint64_t h = hold_time(qp);
 		if (h != UINT64_MAX && mrcp_time_lt(e->now, h))
-			d = min_t(d, h);
+			d = mrcp_deadline_min(d, h);
 	}
 	return d;
 }

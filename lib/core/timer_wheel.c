@@ -157,8 +157,7 @@ uint64_t mrcp_timer_wheel_next(const struct mrcp_timer_wheel *w)
 
 			bits &= bits - 1;
 			for (const struct mrcp_timer *t = w->slots[slot]; t != NULL; t = t->next) {
-				if (best == UINT64_MAX || mrcp_time_lt(t->deadline, best))
-					best = t->deadline;
+				best = mrcp_deadline_min(best, t->deadline);
 				if ((int64_t)((t->deadline >> w->shift) - slot_tick) <= 0)
 					this_round = true;
 			}

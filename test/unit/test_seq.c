@@ -53,3 +53,13 @@ TEST(seq, time_lt__wraps_at_64_bits)
 	ASSERT_TRUE(mrcp_time_le(10, 10));
 	ASSERT_FALSE(mrcp_time_lt(10, 10));
 }
+
+TEST(seq, deadline_min__none_is_uint64_max_and_wraps)
+{
+	ASSERT_U64_EQ(5, mrcp_deadline_min(UINT64_MAX, 5));
+	ASSERT_U64_EQ(5, mrcp_deadline_min(5, UINT64_MAX));
+	ASSERT_U64_EQ(UINT64_MAX, mrcp_deadline_min(UINT64_MAX, UINT64_MAX));
+	ASSERT_U64_EQ(3, mrcp_deadline_min(7, 3));
+	/* wrap-safe: UINT64_MAX - 5 comes before 10 */
+	ASSERT_U64_EQ(UINT64_MAX - 5, mrcp_deadline_min(10, UINT64_MAX - 5));
+}
