@@ -1,0 +1,161 @@
+/* mrcd_ctl.h - the control protocol of mrcd: versioned JSON messages over a
+ * UNIX stream socket (docs/control.md). One request per line, one reply per
+ * line, in order.
+ *
+ *   request: {"v": 1, "cmd": "<name>", "id": <integer, optional>, "args": {...}}
+ *   reply:   {"v": 1, "id": <as sent>, "ok": true,  "result": <object|array>}
+ *            {"v": 1, "id": <as sent>, "ok": false,
+ *             "error": {"errno": 22, "code": "EINVAL", "reason": "<one line>"}}
+ *
+ * This module is the parsing half: mrcd_ctl_parse() turns one request line
+ * into a typed, range-checked struct mrcd_ctl_req, or a reason why not. It
+ * needs only jansson and libc, so the fuzz target and the unit tests run it
+ * without DPDK. The daemon (ctl.c) executes requests; mrcctl builds them.
+ */
+#ifndef MRCD_CTL_H
+#define MRCD_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MRCD_CTL_PROTO_VERSION 1
+#define MRCD_CTL_LINE_MAX 65536        /* longest request line, bytes incl. '\n' */
+#define MRCD_CTL_REASON_MAX 160
+#define MRCD_CTL_NAME_MAX 32           /* port names, incl. NUL */
+#define MRCD_CTL_CONN_INFO_LEN 208     /* == MRCP_CONN_INFO_LEN: hex-encoded in JSON */
+
+/*
+ * Commands: X(enum suffix, name on the wire, one-line help). The order is
+ * the order of `mrcctl help`.
+ */
+#define MRCD_CTL_CMDS(X)                                                        \
+	X(VERSION, "version", "protocol and daemon versions")                   \
+	X(STATUS, "status", "daemon summary: uptime, ports, QPs, lcores")       \
+	X(PORTS, "ports", "every port (plane): link, addresses, counters")      \
+	X(LCORES, "lcores", "worker lcores: loops, idle time, queues")          \
+	X(QPS, "qps", "every QP, one line each")                                \
+	X(QP, "qp", "one QP in full: args {qpn}")                               \
+	X(EVS, "evs", "one QP's EVs, state and counters: args {qpn}")           \
+	X(COUNTERS, "counters", "engine and datapath counters")                 \
+	X(FAULTS, "faults", "the fault-injection rules in force")               \
+	X(FAULT_SET, "fault_set", "add a fault rule: args {port, ...}")         \
+	X(FAULT_CLEAR, "fault_clear", "remove fault rules: args {rule} or {port} or {}") \
+	X(EV_DENY, "ev_deny", "deny or allow one EV of a QP: args {qpn, ev, deny}") \
+	X(PORT_ADMIN, "port_admin", "set a port admin up or down: args {port, up}") \
+	X(LOG_LEVEL, "log_level", "set the log level: args {level, type?}")     \
+	X(EV_PROBE, "ev_probe", "probe one EV to a peer: args {node, port, ev}") \
+	X(PROBES, "probes", "the latest EV probe results")                      \
+	X(SELFTEST_LISTEN, "selftest_listen", "selftest: open a receiving side: args {region_bytes?}") \
+	X(SELFTEST_START, "selftest_start", "selftest: open a sending side: args {peer_info, bytes, ...}") \
+	X(SELFTEST_ACCEPT, "selftest_accept", "selftest: connect a receiving side: args {id, peer_info}") \
+	X(SELFTEST_RUN, "selftest_run", "selftest: begin sending: args {id}")  \
+	X(SELFTEST_STATUS, "selftest_status", "selftest: progress and results: args {id}") \
+	X(SELFTEST_STOP, "selftest_stop", "selftest: end one and free it: args {id}")
+
+enum mrcd_ctl_cmd {
+	MRCD_CTL_INVALID = 0,
+#define X(e, n, h) MRCD_CTL_##e,
+	MRCD_CTL_CMDS(X)
+#undef X
+	MRCD_CTL_CMD_COUNT
+};
+
+/** A port reference: by name ("plane1") or by 1-based plane number. */
+struct mrcd_ctl_port {
+	uint8_t plane;                 /**< 1..32, or 0 when @name is set */
+	char name[MRCD_CTL_NAME_MAX];  /**< "" when @plane is set */
+};
+
+/** An IPv4 or IPv6 address in network byte order (IPv4: a[0..3]). */
+struct mrcd_ctl_ip {
+	uint8_t family;                /**< 4 or 6 */
+	uint8_t a[16];
+};
+
+enum mrcd_ctl_dir { MRCD_CTL_DIR_TX = 0, MRCD_CTL_DIR_RX, MRCD_CTL_DIR_BOTH };
+enum mrcd_ctl_op { MRCD_CTL_OP_WRITE_IMM = 0, MRCD_CTL_OP_WRITE, MRCD_CTL_OP_MIXED };
+
+/** fault_set: every field optional except port; see docs/configuration.md
+ *  `faults` for the meanings (the same ranges apply). */
+struct mrcd_ctl_fault {
+	struct mrcd_ctl_port port;
+	uint32_t ev_min, ev_max;       /**< default 0, 0xffffffff; ev_min <= ev_max */
+	enum mrcd_ctl_dir dir;         /**< "tx" (default), "rx", "both" */
+	double drop_pct;               /**< 0..100 */
+	bool blackhole;
+	double delay_us, jitter_us;    /**< 0..1e6 */
+	double reorder_pct, duplicate_pct, corrupt_pct, trim_pct, ecn_pct; /**< 0..100 */
+};
+
+/** One parsed, range-checked request. Only the member of @cmd is valid. */
+struct mrcd_ctl_req {
+	enum mrcd_ctl_cmd cmd;
+	bool has_id;
+	int64_t id;                    /**< echoed in the reply */
+	union {
+		struct { uint32_t qpn; } qp;             /**< QP, EVS: 1..0xffffff */
+		struct mrcd_ctl_fault fault_set;
+		struct {                                 /**< FAULT_CLEAR */
+			bool has_rule; uint32_t rule;    /**< one rule by id */
+			bool has_port; struct mrcd_ctl_port port; /**< every rule of a port */
+		} fault_clear;                           /**< neither: every rule */
+		struct { uint32_t qpn; uint32_t ev; bool deny; } ev_deny;
+		struct { struct mrcd_ctl_port port; bool up; } port_admin;
+		struct {
+			char level[16];          /**< "emerg".."debug" (rte_log names) */
+			char type[64];           /**< "" = every mrcd.* type; else a
+						      type name matching ^mrcd(\.[a-z_]+)*$ */
+		} log_level;
+		struct {
+			struct mrcd_ctl_ip node; /**< the peer's node address */
+			struct mrcd_ctl_port port;
+			uint32_t ev;
+		} ev_probe;
+		struct {                         /**< SELFTEST_LISTEN */
+			uint64_t region_bytes;   /**< default 64 MiB; 1 MiB..1 GiB */
+		} st_listen;
+		struct {                         /**< SELFTEST_START */
+			uint8_t peer_info[MRCD_CTL_CONN_INFO_LEN]; /**< from "peer_info": 416 hex digits */
+			uint64_t bytes;          /**< total to move, 1..2^40 */
+			uint32_t msg_size;       /**< default 65536; 64..16 MiB */
+			uint32_t window;         /**< messages in flight, default 16; 1..256 */
+			enum mrcd_ctl_op op;     /**< "write_imm" (default), "write", "mixed" */
+		} st_start;
+		struct {                         /**< SELFTEST_ACCEPT */
+			uint32_t id;
+			uint8_t peer_info[MRCD_CTL_CONN_INFO_LEN];
+		} st_accept;
+		struct { uint32_t id; } st;      /**< SELFTEST_RUN, _STATUS, _STOP */
+	};
+};
+
+/**
+ * Parse one request (@len bytes, not necessarily NUL-terminated; a trailing
+ * '\n' is allowed). Checks: valid JSON object; "v" present and equal to
+ * MRCD_CTL_PROTO_VERSION; "cmd" a known name; "id" (optional) an integer; "args"
+ * (optional, default {}) an object with only the keys the command takes,
+ * every required key present, every value of the right type and in range.
+ * Unknown top-level keys are rejected.
+ *
+ * @param reason  on failure, a one-line message ("args.qpn: must be an
+ *                integer in 1..16777215", "unknown command \"foo\"", ...)
+ * @return 0; -EINVAL (bad request), -EPROTO (version mismatch), -ENOENT
+ *         (unknown command), -E2BIG (@len > MRCD_CTL_LINE_MAX). On failure
+ *         @req->has_id/@req->id are still set if an integer "id" was found,
+ *         so the error reply can echo it.
+ */
+int mrcd_ctl_parse(const char *line, size_t len, struct mrcd_ctl_req *req,
+		   char *reason, size_t reason_len);
+
+/** "version", ... ; NULL for an invalid enum value. */
+const char *mrcd_ctl_cmd_name(enum mrcd_ctl_cmd c);
+/** The command of a wire name, or MRCD_CTL_INVALID. */
+enum mrcd_ctl_cmd mrcd_ctl_cmd_lookup(const char *name);
+
+/** Lower-case hex of @n bytes into @out (2n+1 bytes with NUL). */
+void mrcd_ctl_hex_encode(const uint8_t *in, size_t n, char *out);
+/** @return 0, or -EINVAL unless @hex is exactly 2n hex digits. */
+int mrcd_ctl_hex_decode(const char *hex, uint8_t *out, size_t n);
+
+#endif
