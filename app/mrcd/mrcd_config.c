@@ -27,7 +27,7 @@ const char mrcd_config_default_yaml[] =
 	"# Packets sent on net_null vanish; this config exists to start and stop\n"
 	"# the daemon anywhere. See docs/configuration.md.\n"
 	"eal:\n"
-	"  args: [\"--no-huge\", \"--no-pci\", \"-m\", \"256\", \"--in-memory\"]\n"
+	"  args: [\"--no-huge\", \"--no-pci\", \"-m\", \"256\", \"--file-prefix\", \"mrcd\"]\n"
 	"ports:\n"
 	"  - name: p0\n"
 	"    devargs: net_null0\n"

@@ -62,7 +62,10 @@ struct mrcd_neighbour {
 
 enum mrcd_idle { MRCD_IDLE_ADAPTIVE = 0, MRCD_IDLE_BUSY };
 enum mrcd_cc_scope { MRCD_CC_SCOPE_PEER = 0, MRCD_CC_SCOPE_QP };
+#ifndef MRCD_FAULT_DIR_DEFINED /* also in lib/dp/dp_fault.h */
+#define MRCD_FAULT_DIR_DEFINED
 enum mrcd_fault_dir { MRCD_FAULT_TX = 0, MRCD_FAULT_RX, MRCD_FAULT_BOTH };
+#endif
 
 /** SRv6 path template for one destination row (D8, brief §2.3). */
 struct mrcd_srv6_template {

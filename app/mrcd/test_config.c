@@ -147,9 +147,10 @@ TEST(config, default__loads_and_validates)
 	ASSERT_EQ(1u, c.lcores.n_ids);
 	ASSERT_EQ(1, c.lcores.ids[0]);
 	ASSERT_EQ(MRCD_IDLE_ADAPTIVE, c.lcores.idle);
-	ASSERT_EQ(5u, c.eal.n_args);
+	ASSERT_EQ(6u, c.eal.n_args);
 	ASSERT_STREQ("--no-huge", c.eal.args[0]);
-	ASSERT_STREQ("--in-memory", c.eal.args[4]);
+	ASSERT_STREQ("--file-prefix", c.eal.args[4]);
+	ASSERT_STREQ("mrcd", c.eal.args[5]);
 	ASSERT_EQ(0u, c.n_neighbours);
 	ASSERT_EQ(0u, c.n_faults);
 	check_engine(&c);

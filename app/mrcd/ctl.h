@@ -1,0 +1,41 @@
+/* ctl.h - mrcd's control socket (docs/control.md): a UNIX stream socket
+ * served by the main thread, one JSON request per line (mrcd_ctl.h parses
+ * it), executed on the worker through mrcd_dp_call, one JSON reply per line.
+ * The same executor serves the DPDK telemetry commands (telemetry.c).
+ */
+#ifndef MRCD_CTL_SERVER_H
+#define MRCD_CTL_SERVER_H
+
+#include <jansson.h>
+
+#include "dp.h"
+#include "mrcd_ctl.h"
+
+#define MRCD_CTL_MAX_CLIENTS 32
+
+struct mrcd_ctl_server;
+
+/** Create, bind and listen on cfg->control.socket (mode and group applied).
+ *  A stale socket file (nobody listening) is replaced; a live one is an
+ *  error (-EADDRINUSE: another mrcd). @return 0 or -errno with @err. */
+int mrcd_ctl_open(struct mrcd_dp *dp, const struct mrcd_config *cfg,
+		  struct mrcd_ctl_server **out, char *err, size_t errlen);
+/** Serve: wait up to @timeout_ms for requests and answer them. */
+void mrcd_ctl_serve(struct mrcd_ctl_server *s, int timeout_ms);
+/** Tell every connected client the daemon is going away, close, unlink. */
+void mrcd_ctl_close(struct mrcd_ctl_server *s);
+
+/**
+ * Execute one parsed request. @return the result (a new reference) or NULL
+ * with *@err (negative errno) and @reason filled.
+ */
+json_t *mrcd_ctl_execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req,
+			 int *err, char *reason, size_t reason_len);
+
+/** Encode a reply line (with '\n') for @req's id: the caller frees it. */
+char *mrcd_ctl_reply(const struct mrcd_ctl_req *req, json_t *result, int err, const char *reason);
+
+/** Register /mrcd/status, /mrcd/ports, /mrcd/qps, /mrcd/evs, /mrcd/counters. */
+int mrcd_telemetry_init(struct mrcd_dp *dp);
+
+#endif

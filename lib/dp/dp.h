@@ -1,0 +1,217 @@
+/* dp.h - lib/dp, the DPDK glue of mrcd: ports as planes, the worker lcore
+ * that runs the protocol engine, frames in and out, neighbours, fault
+ * injection, and a mailbox through which the control thread runs code on the
+ * worker (the engine is single-threaded, mrcp_engine.h).
+ *
+ * Threads: the caller (mrcd's main thread) initialises EAL, creates the
+ * datapath (mrcd_dp_create), launches the worker (mrcd_dp_start) and then
+ * serves the control socket; every touch of engine state from the control
+ * side goes through mrcd_dp_call(), which runs a function on the worker
+ * between two loop iterations. Counters that only the worker writes are read
+ * racily by other threads (64-bit aligned stores, good enough for stats).
+ */
+#ifndef MRCD_DP_H
+#define MRCD_DP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mrcd_config.h"
+#include "mrcp_engine.h"
+
+struct rte_mempool;
+struct rte_mbuf;
+struct mrcd_neigh;
+struct mrcd_fault_stage;
+struct mrcd_delayq;
+struct mrcd_dp;
+
+#define MRCD_DP_BURST 32
+#define MRCD_DP_TXQ_PENDING (4 * MRCD_DP_BURST) /* frames held for a full TX ring */
+
+/* Per-port datapath counters: X(name, description). */
+#define MRCD_DP_PORT_COUNTERS(X)                                               \
+	X(rx_pkts, "frames received")                                          \
+	X(rx_bytes, "bytes received")                                          \
+	X(rx_mrc, "MRC frames handed to the engine")                           \
+	X(rx_l2, "ARP/NDP/ICMP frames handled")                                \
+	X(rx_not_mine, "frames dropped: not MRC and not for our host stack")   \
+	X(rx_bad_frame, "frames dropped: malformed MRC frame")                 \
+	X(rx_bad_icrc, "frames dropped: ICRC mismatch")                        \
+	X(rx_admin_down, "frames dropped: port admin-down")                    \
+	X(tx_pkts, "frames sent")                                              \
+	X(tx_bytes, "bytes sent")                                              \
+	X(tx_l2, "ARP/NDP/ICMP frames sent")                                   \
+	X(tx_ring_full, "TX bursts cut short by a full ring (back-pressure)")  \
+	X(tx_no_neigh, "MRC packets dropped: next hop unresolved")             \
+	X(tx_no_mbuf, "MRC packets dropped: mbuf pool empty")                  \
+	X(tx_build_err, "MRC packets dropped: frame build failed")             \
+	X(fault_delayq_full, "fault stage: packets dropped, delay queue full") \
+	X(link_changes, "link state changes seen")
+
+struct mrcd_dp_port_counters {
+#define X(n, d) uint64_t n;
+	MRCD_DP_PORT_COUNTERS(X)
+#undef X
+};
+
+/* Worker counters. */
+#define MRCD_DP_WORKER_COUNTERS(X)                                             \
+	X(loops, "loop iterations")                                            \
+	X(busy_loops, "iterations that moved a packet or ran a timer")         \
+	X(sleeps, "idle sleeps (adaptive idle)")                               \
+	X(sleep_ns, "time spent asleep, ns")                                   \
+	X(calls, "control calls run on the worker")                            \
+	X(wc, "completions taken from the engine")                             \
+	X(wc_unowned, "completions for a QP nobody owns")                      \
+	X(events, "engine events taken")
+
+struct mrcd_dp_worker_counters {
+#define X(n, d) uint64_t n;
+	MRCD_DP_WORKER_COUNTERS(X)
+#undef X
+};
+
+struct mrcd_dp_port {
+	uint16_t port_id;          /**< DPDK port id */
+	char name[MRCD_NAME_MAX];
+	uint8_t mac[6];
+	int socket;                /**< NUMA socket of the device */
+	struct rte_mempool *pool;  /**< mbufs for this port's socket */
+	bool link_up;              /**< as DPDK last reported */
+	bool admin_up;             /**< mrcctl port_admin */
+	bool engine_up;            /**< what the engine was last told */
+	uint32_t link_speed_mbps;
+	uint64_t next_link_check_ns;
+	/* TX back-pressure: frames the ring did not take, retried first */
+	struct rte_mbuf *pending[MRCD_DP_TXQ_PENDING];
+	unsigned n_pending;
+	struct mrcd_delayq *delay_tx, *delay_rx; /**< fault injection */
+	struct mrcd_dp_port_counters c;
+};
+
+/** The latest EV probe results (mrcctl probes). */
+#define MRCD_DP_PROBES 64
+struct mrcd_dp_probe {
+	uint64_t at_ns;
+	struct mrcp_ip node;
+	uint8_t port;
+	uint32_t ev;
+	bool ok;
+	uint64_t rtt_ns;
+};
+
+/** Who receives the completions and events of a QP. */
+struct mrcd_dp_qp_owner {
+	uint32_t qpn;              /**< 0 = free slot */
+	void (*on_wc)(struct mrcd_dp *dp, void *ctx, const struct mrcp_wc *wc);
+	void (*on_event)(struct mrcd_dp *dp, void *ctx, const struct mrcp_event *ev);
+	void *ctx;
+};
+#define MRCD_DP_MAX_OWNERS 256
+
+/** A function the control thread runs on the worker (mrcd_dp_call). */
+typedef void (*mrcd_dp_fn)(struct mrcd_dp *dp, void *arg);
+/** A hook the worker runs every iteration (selftests, later clients);
+ *  returns true if it did work (keeps the worker awake). */
+typedef bool (*mrcd_dp_hook)(struct mrcd_dp *dp, void *arg, uint64_t now_ns);
+
+struct mrcd_dp {
+	const struct mrcd_config *cfg;
+	struct mrcp_engine *eng;
+	struct mrcp_frame_rx_cfg rx_cfg;
+	int family;                /**< 4 or 6: the planes' address family */
+	unsigned n_ports;
+	struct mrcd_dp_port ports[MRCD_MAX_PORTS];
+	struct mrcd_neigh *neigh;
+	struct mrcd_fault_stage *faults;
+	unsigned worker_lcore;
+	uint64_t start_ns;
+	uint16_t ip_id;
+
+	/* worker control */
+	atomic_bool stop;
+	atomic_bool running;
+	bool launched;             /**< the worker was launched and not yet joined */
+	int doorbell;              /**< eventfd: wakes an idle worker */
+	/* mailbox: one call at a time, serialised by call_lock */
+	void *call_lock;           /**< pthread_mutex_t, opaque here */
+	_Atomic(mrcd_dp_fn) call_fn;
+	void *call_arg;
+	atomic_uint call_seq, call_done;
+
+	struct mrcd_dp_qp_owner owners[MRCD_DP_MAX_OWNERS];
+	struct { mrcd_dp_hook fn; void *arg; } hooks[8];
+	unsigned n_hooks;
+
+	struct mrcd_dp_probe probes[MRCD_DP_PROBES];
+	/* the latest port-status mask each peer announced (brief §5.6) */
+	struct { struct mrcp_ip node; uint32_t mask; uint64_t at_ns; unsigned updates; } peers[16];
+	unsigned n_peers;
+	unsigned n_probes;         /**< total recorded; ring index n % MRCD_DP_PROBES */
+
+	struct mrcd_dp_worker_counters wc;
+	void *selftests;           /**< dp_selftest.c's table (worker-owned) */
+	/* per-QP EV transition counts, for selftests and mrcctl (worker-owned) */
+};
+
+/** Monotonic time in ns from the TSC: the one clock of the daemon. */
+uint64_t mrcd_dp_now_ns(void);
+/** Calibrate mrcd_dp_now_ns (after rte_eal_init). */
+void mrcd_dp_time_init(void);
+
+/**
+ * Build the datapath from @cfg after rte_eal_init(): probe/attach the ports
+ * (devargs), configure one RX and one TX queue each, mempools per NUMA
+ * socket, MACs and MTUs, the engine, neighbour table and fault stage.
+ * @param err  one-line reason on failure.
+ * @return 0 or a negative errno; on failure everything is released.
+ */
+int mrcd_dp_create(const struct mrcd_config *cfg, uint64_t seed, struct mrcd_dp **out,
+		   char *err, size_t errlen);
+/** Launch the worker on cfg->lcores.ids[0]. @return 0 or -errno. */
+int mrcd_dp_start(struct mrcd_dp *dp);
+/** Stop and join the worker (idempotent). */
+void mrcd_dp_stop(struct mrcd_dp *dp);
+/** Stop ports, free mbufs held in queues, the engine and everything else. */
+void mrcd_dp_destroy(struct mrcd_dp *dp);
+
+/**
+ * Run @fn(dp, arg) on the worker and wait for it (at most @timeout_ms).
+ * If the worker is not running, @fn runs on the calling thread.
+ * @return 0, or -ETIMEDOUT (the call may still run later: @arg must stay
+ *         valid; callers use a timeout far above any loop iteration).
+ */
+int mrcd_dp_call(struct mrcd_dp *dp, mrcd_dp_fn fn, void *arg, unsigned timeout_ms);
+
+/** Worker context only: route @qpn's completions and events. */
+int mrcd_dp_own_qp(struct mrcd_dp *dp, uint32_t qpn,
+		   void (*on_wc)(struct mrcd_dp *, void *, const struct mrcp_wc *),
+		   void (*on_event)(struct mrcd_dp *, void *, const struct mrcp_event *),
+		   void *ctx);
+void mrcd_dp_disown_qp(struct mrcd_dp *dp, uint32_t qpn);
+/** Worker context (or before start): add a per-iteration hook. */
+int mrcd_dp_add_hook(struct mrcd_dp *dp, mrcd_dp_hook fn, void *arg);
+void mrcd_dp_del_hook(struct mrcd_dp *dp, mrcd_dp_hook fn, void *arg);
+
+/** Worker context: port admin state (0-based index). */
+int mrcd_dp_port_admin(struct mrcd_dp *dp, unsigned port, bool up, uint64_t now_ns);
+/** Resolve a port reference: name, or 1-based plane. @return 0-based index or -ENOENT. */
+int mrcd_dp_port_lookup(const struct mrcd_dp *dp, const char *name, unsigned plane);
+
+/** One received frame through the ICRC check with DPDK's CRC (rte_net_crc):
+ *  @ip is the innermost IP header, @len bytes to the end of the MRC pad;
+ *  the ICRC follows. The bytes are restored before return.
+ *  @return true if the stored ICRC matches. */
+bool mrcd_dp_icrc_check(uint8_t *ip, size_t len);
+/** Compute and store the ICRC after [@ip, @ip+@len) with rte_net_crc; the 8
+ *  bytes before @ip are scratch (saved and restored). @return 0, -EBADMSG. */
+int mrcd_dp_icrc_store(uint8_t *ip, size_t len);
+
+/** Register the rte_log types mrcd.dp, mrcd.ctl, mrcd.engine... */
+void mrcd_dp_log_init(void);
+extern int mrcd_logtype_dp, mrcd_logtype_ctl, mrcd_logtype_main, mrcd_logtype_engine;
+#define MRCD_LOG(level, type, ...) rte_log(RTE_LOG_##level, mrcd_logtype_##type, "mrcd." #type ": " __VA_ARGS__)
+
+#endif
