@@ -1,26 +1,130 @@
 #!/usr/bin/env bash
-# demo.sh - the main job. The two-daemon demo (memif planes, mrc-perf, a plane
-# blackholed mid-run) arrives with the daemon and client library; until then
-# this sets up, builds, and shows the same story with the real engine on
-# virtual time: a transfer through a silent path failure with its figures,
-# and the simulator's MRC vs RC comparison under a dead T0-T1 link.
+# demo.sh - the main job: two mrcd daemons joined by four memif planes, a
+# verified transfer between them (mrcctl selftest: RDMA WriteImm with a data
+# pattern checked at the receiver), plane 2 blackholed silently in the middle
+# of it (the link stays up: only MRC's loss inference can see it) and later
+# restored, and a report: goodput before / during / after, retransmissions,
+# EV transitions, verify errors.
+#
+# Installs what is missing (scripts/setup.sh), builds into build/, runs
+# everything in a temporary directory and stops every process it started.
+# Environment: DEMO_BYTES (default 2G), DEMO_KEEP=1 keeps the logs.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-bash scripts/setup.sh
+bash scripts/setup.sh >/dev/null
 if [ -f build/build.ninja ]; then
 	meson setup --reconfigure build >/dev/null
 else
 	meson setup build >/dev/null
 fi
 ninja -C build >/dev/null
-echo "== the engine over the test fabric: 4 planes x 25 Gb/s, a path blackholed at 1 ms"
-./build/test/sim/test_figures | grep -v '^RUN'
+MRCD=$top/build/app/mrcd/mrcd
+MRCCTL=$top/build/app/mrcctl/mrcctl
+BYTES=${DEMO_BYTES:-2G}
+
+T=$(mktemp -d /tmp/mrcd-demo.XXXXXX)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	if [ "${DEMO_KEEP:-0}" = 1 ]; then echo "logs kept in $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+
+wait_for() { # wait_for SECONDS CMD...
+	local deadline=$(( $(date +%s) + $1 )); shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$deadline" ] || { echo "timed out waiting for: $*"; return 1; }
+		sleep 0.05
+	done
+}
+ctl() { "$MRCCTL" -s "$T/$1.sock" "${@:2}"; }
+jget() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+links_up() { [ "$(ctl "$1" --json ports | jget 'all(p["link"] == "up" for p in d)')" = True ]; }
+
+for n in a b; do
+	sed -e "s#/tmp/mrcd-demo#$T#g" -e "s#\"mrcd-$n\"#\"mrcd-demo-$$-$n\"#" \
+		-e "s#socket: .*/mrcd-$n.sock#socket: $T/$n.sock#" \
+		"config/four-planes-memif-$n.yaml" > "$T/$n.yaml"
+done
+
+echo "== starting two mrcd daemons, 4 memif planes (10 Gb/s each nominal)"
+"$MRCD" -c "$T/a.yaml" > "$T/a.log" 2>&1 & PIDS+=($!)
+wait_for 60 ctl a status
+"$MRCD" -c "$T/b.yaml" > "$T/b.log" 2>&1 & PIDS+=($!)
+wait_for 60 ctl b status
+wait_for 30 links_up a
+wait_for 30 links_up b
+ctl a ports | cut -c1-80
+
 echo
-echo "== mrc-sim: 8 hosts, 2 planes, a T0-T1 link silently dead at 50 us"
-./build/app/mrc-sim/mrc-sim --scenario test/sim/scenarios/p2p-t0t1-link-down.yaml --transport both
+echo "== selftest a -> b: $BYTES of verified RDMA WriteImm, 64 KiB messages"
+ctl a selftest --peer "$T/b.sock" --bytes "$BYTES" --timeout 110 --json > "$T/st.json" 2> "$T/st.err" &
+st=$!
+PIDS+=("$st")
+
+# Sample the bytes b has placed (its QP's rx_data_bytes: first copies only)
+# every 100 ms, and mark the phases.
+qpn_b() { ctl b --json qps | jget 'd[0]["qpn"]'; }
+wait_for 30 qpn_b
+QB=$(qpn_b)
+placed() { ctl b --json qp qpn="$QB" 2>/dev/null | jget 'd["counters"]["rx_data_bytes"]' 2>/dev/null || echo -1; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+samples="$T/samples"
+: > "$samples"
+phase=before
+t0=$(now_ms)
+target=$(python3 -c "
+s='$BYTES'; m={'K':1<<10,'M':1<<20,'G':1<<30}
+print(int(s[:-1])*m[s[-1].upper()] if s[-1].upper() in m else int(s))")
+while kill -0 "$st" 2>/dev/null; do
+	b=$(placed)
+	[ "$b" -ge 0 ] || break
+	t=$(now_ms)
+	echo "$t $b $phase" >> "$samples"
+	if [ "$phase" = before ] && [ "$b" -gt $((target / 3)) ]; then
+		ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
+		echo "   t=$(( t - t0 )) ms: plane 2 blackholed (silently: its link stays up)"
+		phase=during
+	elif [ "$phase" = during ] && [ "$b" -gt $((2 * target / 3)) ]; then
+		ctl a fault-clear port=plane2 >/dev/null
+		echo "   t=$(( t - t0 )) ms: plane 2 restored"
+		phase=after
+	fi
+	sleep 0.1
+done
+rc=0
+wait "$st" || rc=$?
+
 echo
-echo "== mrc-sim: permutation traffic, MRC spraying vs RC single path"
-./build/app/mrc-sim/mrc-sim --scenario test/sim/scenarios/permutation-8.yaml --transport both
-echo
-echo "(the two-daemon demo arrives with the daemon: see README.md, Status)"
+echo "== report"
+python3 - "$samples" "$T/st.json" <<'PY'
+import json, sys
+rows = [l.split() for l in open(sys.argv[1])]
+rate = {}
+for ph in ("before", "during", "after"):
+    r = [(int(t), int(b)) for t, b, p in rows if p == ph]
+    if len(r) >= 2 and r[-1][0] > r[0][0]:
+        rate[ph] = (r[-1][1] - r[0][1]) * 8 / ((r[-1][0] - r[0][0]) / 1e3) / 1e9
+for ph in ("before", "during", "after"):
+    print("  goodput %-7s %s" % (ph + ":", "%.2f Gbit/s" % rate[ph] if ph in rate else "n/a"))
+if "before" in rate and "during" in rate and rate["before"] > 0:
+    print("  during/before:   %.2f  (3 of 4 planes left: 0.75 is the fair share)" % (rate["during"] / rate["before"]))
+try:
+    d = json.load(open(sys.argv[2]))
+except Exception:
+    print("  selftest: no result"); sys.exit(0)
+s, r = d["sender"], d["receiver"]
+print("  bytes:           %d in %.2f s (%.2f Gbit/s overall)" % (s["bytes_done"], s["elapsed_ns"] / 1e9, s["goodput_gbps"]))
+print("  retransmits:     %d (fast %d, NACK %d, RTO %d)" % (s["rtx_total"], s["rtx_fast"], s["rtx_nack"], s["rtx_rto"]))
+print("  EV transitions:  %d" % s["ev_transitions"])
+print("  verify errors:   %d" % r["verify_errors"])
+print("  QP states:       sender %s, receiver %s" % (s["qp_state"], r["qp_state"]))
+print("  result:          %s" % ("PASS" if d["ok"] else "FAIL"))
+PY
+if [ "$rc" -ne 0 ]; then
+	echo "selftest failed (exit $rc):"
+	cat "$T/st.err"
+	exit 1
+fi

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# shutdown.sh - SIGTERM to both daemons in the middle of a transfer: both
+# exit 0 promptly and leave no process, socket file or DPDK runtime file.
+source "$(dirname "$0")/lib.sh"
+
+start_pair || { bad "daemons start"; finish; exit 1; }
+ctl a selftest --peer "$T/b.sock" --bytes 1G --timeout 120 > "$T/st.out" 2>&1 &
+st=$!
+PIDS+=("$st")
+sending() { [ "$(ctlj a qps | jget 'sum(q["tx_data_pkts"] for q in d)')" -gt 1000 ]; }
+check "transfer under way" wait_for 30 sending
+t0=$(date +%s%N)
+kill -TERM "$PID_a" "$PID_b"
+wait "$PID_a"; ra=$?
+wait "$PID_b"; rb=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "a exited 0 (got $ra)" test "$ra" -eq 0
+check "b exited 0 (got $rb)" test "$rb" -eq 0
+check "both stopped within 10 s ($ms ms)" test "$ms" -lt 10000
+wait "$st"
+check "the selftest client saw the daemons go (non-zero exit)" test $? -ne 0
+check "no mrcd process left" bash -c "! kill -0 $PID_a 2>/dev/null && ! kill -0 $PID_b 2>/dev/null"
+left=$(find "$T" -name '*.sock' | wc -l)
+check "no socket files left ($left)" test "$left" -eq 0
+tag="mrcd-it-$(basename "$T")"
+check "no DPDK runtime dirs left" bash -c "! ls -d /var/run/dpdk/$tag-* 2>/dev/null"
+finish
