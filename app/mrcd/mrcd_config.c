@@ -30,7 +30,7 @@ const char mrcd_config_default_yaml[] =
 	"  args: [\"--no-huge\", \"--no-pci\", \"-m\", \"256\", \"--file-prefix\", \"mrcd\"]\n"
 	"ports:\n"
 	"  - name: p0\n"
-	"    devargs: net_null0\n"
+	"    devargs: net_null0,no-rx=1\n"
 	"    ipv4: 10.0.0.1/24\n"
 	"lcores:\n"
 	"  ids: [1]\n"

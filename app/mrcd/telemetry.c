@@ -2,7 +2,7 @@
  *
  * Each command builds the same request the control socket would, runs it
  * through mrcd_ctl_execute and flattens the JSON result into one telemetry
- * dict: nested keys are joined with '.' ("plane1.rx_pkts"). A telemetry
+ * dict: nested keys are joined with "_" ("plane1_rx_pkts": the 22.11 telemetry library refuses keys with dots). A telemetry
  * dict holds at most RTE_TEL_MAX_DICT_ENTRIES values; a longer result ends
  * with "truncated": 1 (use mrcctl --json for everything).
  */
@@ -62,7 +62,7 @@ static void flatten(struct flat *f, const char *prefix, json_t *v)
 		json_t *c;
 
 		json_object_foreach(v, k, c) {
-			snprintf(key, sizeof(key), "%s%s%s", prefix, prefix[0] ? "." : "", k);
+			snprintf(key, sizeof(key), "%s%s%s", prefix, prefix[0] ? "_" : "", k);
 			flatten(f, key, c);
 		}
 	} else if (json_is_array(v)) {
@@ -73,9 +73,9 @@ static void flatten(struct flat *f, const char *prefix, json_t *v)
 			json_t *name = json_is_object(c) ? json_object_get(c, "name") : NULL;
 
 			if (name && json_is_string(name))
-				snprintf(key, sizeof(key), "%s%s%s", prefix, prefix[0] ? "." : "", json_string_value(name));
+				snprintf(key, sizeof(key), "%s%s%s", prefix, prefix[0] ? "_" : "", json_string_value(name));
 			else
-				snprintf(key, sizeof(key), "%s%s%zu", prefix, prefix[0] ? "." : "", i);
+				snprintf(key, sizeof(key), "%s%s%zu", prefix, prefix[0] ? "_" : "", i);
 			flatten(f, key, c);
 		}
 	} else {

@@ -136,7 +136,7 @@ TEST(config, default__loads_and_validates)
 	ASSERT_STREQ("", err);
 	ASSERT_EQ(1u, c.n_ports);
 	ASSERT_STREQ("p0", c.ports[0].name);
-	ASSERT_STREQ("net_null0", c.ports[0].devargs);
+	ASSERT_STREQ("net_null0,no-rx=1", c.ports[0].devargs);
 	ASSERT_EQ(4, c.ports[0].ipv4.ip.family);
 	ASSERT_MEMEQ(((const uint8_t[]){10, 0, 0, 1}), c.ports[0].ipv4.ip.a, 4);
 	ASSERT_EQ(24, c.ports[0].ipv4.len);
