@@ -56,7 +56,7 @@ static void fixed_on_sack(void *priv, const struct mrcp_cc_sack *sk, uint64_t no
 	struct fixed *s = priv;
 
 	(void)now_ns;
-	s->inflight = sub_sat(s->inflight, sk->newly_rcvd);
+	s->inflight = sub_sat(s->inflight, sk->acked); /* the scoreboard's count */
 }
 
 static void fixed_on_nack(void *priv, uint64_t bytes, uint64_t now_ns)

@@ -400,7 +400,11 @@ static void nscc_on_sack(void *priv, const struct mrcp_cc_sack *sk, uint64_t now
 	/* These bytes were part of any inflight quick adapt is ignoring. */
 	bool ignore = ignoring_decreases(s);
 
-	s->inflight = sub_sat(s->inflight, n);
+	/* inflight follows the scoreboard (sk->acked), not rcvd_bytes: the
+	 * latter counts duplicates (D19) and copies already taken out by a
+	 * loss or an RTO round, and misses what a lost SACK reported, so
+	 * mixing the two leaked bytes until the window closed for good. */
+	s->inflight = sub_sat(s->inflight, sk->acked);
 	s->qa_acked += n;
 	s->adj_bytes += n;
 	s->ignore_left = sub_sat(s->ignore_left, n);
@@ -466,10 +470,9 @@ static bool nscc_can_send(const void *priv, uint64_t bytes)
 {
 	const struct nscc *s = priv;
 
-	/* Less than one packet in flight never blocks: inflight shrinks by
-	 * rcvd_bytes in 256-byte units (D19), so a few bytes may linger after
-	 * everything was acknowledged, and a window at min_cwnd must still
-	 * move one packet at a time. */
+	/* Less than one packet in flight never blocks: a window at min_cwnd
+	 * (which may be below one packet) must still move one packet at a
+	 * time. */
 	return s->inflight < bytes || s->inflight + bytes <= s->cwnd;
 }
 

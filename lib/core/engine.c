@@ -3,6 +3,7 @@
  * (D7), and the poll loop (timers, then control, then data round-robin).
  * The protocol itself lives in req.c, resp.c and ep.c. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -365,6 +366,18 @@ void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp)
 		mrcp_timer_arm(&e->wheel, &qp->timer, d);
 }
 
+void mrcp__cc_wake(struct mrcp_engine *e, const struct cc_inst *cc, const struct peer *p)
+{
+	/* Bytes left a shared QPCC (D53): a QP toward the peer held back by
+	 * its window may have nothing in flight and so no timer of its own,
+	 * and waits for exactly this. */
+	if (cc == NULL || p == NULL || cc->users == 0)
+		return;
+	for (uint32_t s = p->qps_head; s != NIL; s = e->qps[s].peer_next)
+		if (e->qps[s].cc == cc && mrcp__req_has_work(&e->qps[s]))
+			mrcp__qp_ready(e, &e->qps[s]);
+}
+
 static void engine_fire(void *ctx, struct mrcp_timer *t)
 {
 	struct mrcp_engine *e = ctx;
@@ -380,6 +393,9 @@ static void engine_fire(void *ctx, struct mrcp_timer *t)
 	mrcp__qp_arm(e, qp);
 	if (mrcp__req_has_work(qp))
 		mrcp__qp_ready(e, qp);
+	/* an RTO round re-synced the shared window (or the QP failed) */
+	if (qp->cc != NULL && qp->cc->users > 1)
+		mrcp__cc_wake(e, qp->cc, qp->peer);
 }
 
 uint64_t mrcp_next_deadline(const struct mrcp_engine *e)
@@ -485,10 +501,8 @@ void mrcp_rx_burst(struct mrcp_engine *e, const struct mrcp_rx *pkts, unsigned n
 			mrcp__qp_arm(e, qp);
 			/* a shared QPCC (D53): the window this QP's SACKs opened
 			 * belongs to every QP toward the peer; serve them in turn */
-			if (qp->cc != NULL && qp->cc->users > 1 && qp->peer != NULL)
-				for (uint32_t s = qp->peer->qps_head; s != NIL; s = e->qps[s].peer_next)
-					if (mrcp__req_has_work(&e->qps[s]))
-						mrcp__qp_ready(e, &e->qps[s]);
+			if (qp->cc != NULL && qp->cc->users > 1)
+				mrcp__cc_wake(e, qp->cc, qp->peer);
 		}
 	}
 }
@@ -539,6 +553,60 @@ void mrcp_port_set_tx_room(struct mrcp_engine *e, uint8_t port, bool room)
 	} else {
 		e->port_room &= ~(1u << (port - 1));
 	}
+}
+
+/* ---- invariants (tests) ---------------------------------------------------------- */
+
+int mrcp__check_invariants(const struct mrcp_engine *e, char *why, size_t why_len)
+{
+	uint32_t nq = 1u << e->qp_slot_bits;
+
+	for (uint32_t i = 0; i < nq; i++) {
+		const struct qp *qp = &e->qps[i];
+		uint64_t bytes = 0, cc_sum = 0;
+		uint32_t n = 0;
+		struct mrcp_cc_stats st;
+
+		if (!qp->used || qp->cc == NULL || qp->sb == NULL)
+			continue;
+		for (uint32_t psn = qp->out_head; psn != NIL && n <= qp->n_out;) {
+			const struct sb_entry *en = &qp->sb[psn & qp->sb_mask];
+			if (!(en->flags & SB_OUT) || (en->flags & (SB_RTXQ | SB_SACKED))) {
+				snprintf(why, why_len, "qp %u: psn %u on the send-order list with flags 0x%x",
+					 qp->qpn, psn, en->flags);
+				return -1;
+			}
+			bytes += en->nominal;
+			n++;
+			psn = en->next;
+		}
+		if (n != qp->n_out || bytes != qp->outstanding_bytes) {
+			snprintf(why, why_len, "qp %u: list has %u pkts / %llu B, n_out %u, outstanding_bytes %llu",
+				 qp->qpn, n, (unsigned long long)bytes, qp->n_out,
+				 (unsigned long long)qp->outstanding_bytes);
+			return -1;
+		}
+		/* check each QPCC once, at the first QP that uses it */
+		bool first = true;
+		for (uint32_t j = 0; j < nq; j++) {
+			const struct qp *o = &e->qps[j];
+			if (!o->used || o->cc != qp->cc)
+				continue;
+			if (j < i)
+				first = false;
+			cc_sum += o->outstanding_bytes;
+		}
+		if (!first)
+			continue;
+		qp->cc->ops->stats(qp->cc->priv, &st);
+		if (st.inflight != cc_sum) {
+			snprintf(why, why_len, "qp %u: cc inflight %llu != %llu B outstanding on its QPCC (cwnd %llu)",
+				 qp->qpn, (unsigned long long)st.inflight, (unsigned long long)cc_sum,
+				 (unsigned long long)st.cwnd);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* ---- counters ------------------------------------------------------------------ */

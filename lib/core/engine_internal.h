@@ -303,11 +303,20 @@ void mrcp__event_push(struct mrcp_engine *e, const struct mrcp_event *ev);
 void mrcp__qp_ready(struct mrcp_engine *e, struct qp *qp);
 void mrcp__qp_unready(struct mrcp_engine *e, struct qp *qp);
 void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp);
+/* Ready every QP toward @p that shares @cc and has work: bytes left the
+ * QPCC's inflight, and a QP its window held back has no timer of its own. */
+void mrcp__cc_wake(struct mrcp_engine *e, const struct cc_inst *cc, const struct peer *p);
 void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp);
 struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr);
 uint16_t mrcp__ts_now(uint64_t now_ns);
 uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts);
 uint32_t mrcp__nominal(uint32_t mrc_len);
+/* Debug check for tests (never on the fast path: it walks every QP and
+ * scoreboard). For every QP, n_out and outstanding_bytes match its
+ * send-order list and only SB_OUT entries are on it; for every QPCC, the
+ * CC's inflight equals the nominal bytes of the SB_OUT packets of all the
+ * QPs sharing it (D53). @return 0, or -1 with the first violation in @why. */
+int mrcp__check_invariants(const struct mrcp_engine *e, char *why, size_t why_len);
 
 /* qp.c */
 void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status);

@@ -46,13 +46,26 @@ struct mrcp_cc_params {
 
 /** Inputs from one SACK (brief §6.1). */
 struct mrcp_cc_sack {
-	uint64_t newly_rcvd;  /**< bytes: delta of rcvd_bytes (mod 2^24) x 256 */
+	uint64_t newly_rcvd;  /**< bytes: delta of rcvd_bytes (mod 2^24) x 256;
+			       *   drives the window (increase, quick adapt),
+			       *   never inflight: it counts duplicates and
+			       *   copies whose bytes already left inflight */
+	uint64_t acked;       /**< nominal bytes this SACK took out of flight:
+			       *   the in-flight packets it SACKed or
+			       *   cumulatively acknowledged (the scoreboard's
+			       *   count); on_sack subtracts them from inflight */
 	bool ecn;             /**< SETH.m != NONE */
 	bool rtt_valid;       /**< false when svc_time = 255 or the sample > 4 ms */
 	uint64_t rtt_ns;      /**< now - echoed ts - svc_time */
 	uint8_t pen;          /**< rcv_cwnd_pen, 0..127 */
 	bool r_c;             /**< restore cwnd */
 };
+
+/* Inflight. The engine keeps the CC's inflight equal to the nominal bytes of
+ * the packets its scoreboard counts as in flight, summed over the QPs that
+ * share the QPCC (D53): on_send adds a packet; on_sack (acked), on_nack,
+ * on_loss and on_forget each take a packet out exactly once; on_timeout
+ * re-syncs to the QPCC's total. */
 
 /** Read-only view for telemetry and tests. */
 struct mrcp_cc_stats {
@@ -85,14 +98,18 @@ struct mrcp_cc_ops {
 	void (*on_nack)(void *priv, uint64_t bytes, uint64_t now_ns);
 	/** An inferred loss of a packet of nominal @bytes (§4.4). */
 	void (*on_loss)(void *priv, uint64_t bytes, uint64_t now_ns);
-	/** An RTO round; @outstanding is the scoreboard's byte total (§6.1). */
+	/** An RTO round; @outstanding is the scoreboard's byte total over every
+	 *  QP of the QPCC, the expired packets already out of it (§6.1). */
 	void (*on_timeout)(void *priv, uint64_t outstanding, uint64_t now_ns);
 	/** May a packet of nominal @bytes be sent now? */
 	bool (*can_send)(const void *priv, uint64_t bytes);
 	void (*stats)(const void *priv, struct mrcp_cc_stats *out);
 	/* optional */
 	void (*release)(void *priv);
-	/** Bytes leave inflight without a CC signal (e.g. a QP is destroyed). */
+	/** Bytes leave inflight without a CC signal: acknowledged by an AETH
+	 *  alone, abandoned (a QP fails or is destroyed, a port goes down,
+	 *  a resource NACK) or silently lost on a trimming fabric (D61).
+	 *  Without it those bytes stay in inflight until the next RTO round. */
 	void (*on_forget)(void *priv, uint64_t bytes);
 };
 

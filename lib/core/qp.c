@@ -457,6 +457,7 @@ void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status)
 	qp->n_rtxq = 0;
 	qp->out_head = qp->out_tail = NIL;
 	mrcp_timer_cancel(&e->wheel, &qp->timer);
+	mrcp__cc_wake(e, qp->cc, qp->peer); /* its bytes left a shared window */
 	memset(&ev, 0, sizeof(ev));
 	ev.type = MRCP_EVENT_QP_ERROR;
 	ev.qpn = qp->qpn;
@@ -476,6 +477,7 @@ void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp)
 	if (qp->cc != NULL) {
 		if (qp->outstanding_bytes && qp->cc->ops->on_forget != NULL)
 			qp->cc->ops->on_forget(qp->cc->priv, qp->outstanding_bytes);
+		qp->outstanding_bytes = 0;
 		qp->cc->users--;
 	}
 	if (qp->cc == &qp->own_cc)
@@ -487,6 +489,8 @@ void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp)
 		if (*pp == qp->slot)
 			*pp = qp->peer_next;
 		qp->peer->n_qps--;
+		if (qp->cc == &qp->peer->cc)
+			mrcp__cc_wake(e, qp->cc, qp->peer); /* its bytes left the window */
 	}
 	if (qp->evs.evs != NULL)
 		mrcp_ev_set_fini(&qp->evs);

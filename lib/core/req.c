@@ -39,12 +39,15 @@ static void out_push(struct qp *qp, uint32_t psn)
 	qp->outstanding_bytes += en->nominal;
 }
 
-static void out_remove(struct qp *qp, uint32_t psn)
+/* Take @psn off the send-order list. @return the nominal bytes that left
+ * flight (0 if it was not on the list); the caller owes them to the CC,
+ * whose inflight mirrors the SB_OUT entries of its QPs (mrcp_cc.h). */
+static uint32_t out_remove(struct qp *qp, uint32_t psn)
 {
 	struct sb_entry *en = sb_at(qp, psn);
 
 	if (!(en->flags & SB_OUT))
-		return;
+		return 0;
 	if (en->prev != NIL)
 		sb_at(qp, en->prev)->next = en->next;
 	else
@@ -56,9 +59,12 @@ static void out_remove(struct qp *qp, uint32_t psn)
 	en->flags &= (uint8_t)~SB_OUT;
 	qp->n_out--;
 	qp->outstanding_bytes -= en->nominal;
+	return en->nominal;
 }
 
-/* Take @psn off the wire and queue it for retransmission (D31). */
+/* Take @psn off the wire and queue it for retransmission (D31). Every caller
+ * settles the bytes with the CC: on_loss / on_nack / on_forget for the one
+ * packet, or on_timeout's re-sync after an RTO round. */
 static void rtx_queue(struct qp *qp, uint32_t psn, uint8_t cause, uint64_t not_before)
 {
 	struct sb_entry *en = sb_at(qp, psn);
@@ -74,9 +80,11 @@ static void rtx_queue(struct qp *qp, uint32_t psn, uint8_t cause, uint64_t not_b
 
 enum { CAUSE_FAST = 1, CAUSE_NACK, CAUSE_RTO, CAUSE_PORT };
 
-/* Everything up to and including @psn was received: free it (§4.4 step 1). */
-static void ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint64_t *newest_sent)
+/* Everything up to and including @psn was received: free it (§4.4 step 1).
+ * @return the nominal bytes that left flight, for the CC. */
+static uint64_t ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint64_t *newest_sent)
 {
+	uint64_t acked = 0;
 	bool moved = false;
 
 	while (mrcp_psn_le(qp->snd_una, psn) && mrcp_psn_lt(qp->snd_una, qp->next_psn)) {
@@ -88,7 +96,7 @@ static void ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint
 			if (en->ev >= 0 && qp->mode == MRCP_MODE_MRC)
 				qp->evs.evs[en->ev].c.sacked++;
 		}
-		out_remove(qp, qp->snd_una);
+		acked += out_remove(qp, qp->snd_una);
 		if (en->flags & SB_RTXQ)
 			qp->n_rtxq--;
 		en->flags = 0;
@@ -99,6 +107,7 @@ static void ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint
 		qp->k = 0; /* D33: the retry count resets when cack advances */
 		qp->last_progress_ns = e->now;
 	}
+	return acked;
 }
 
 /* ---- building data packets ------------------------------------------------------------ */
@@ -442,7 +451,7 @@ static void check_spurious(struct mrcp_engine *e, struct qp *qp, uint32_t trig, 
 void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx)
 {
 	const struct mrcp_seth *s = &p->seth;
-	uint64_t newest_sent = 0;
+	uint64_t newest_sent = 0, acked = 0;
 	bool any_newest = false;
 	struct mrcp_cc_sack in;
 	uint32_t units, delta;
@@ -455,7 +464,7 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 		check_spurious(e, qp, mrcp_psn_add(s->cack_psn, s->ack_psn_offset), p->cc.tx_timestamp);
 	/* 1. cumulative part */
 	if (mrcp_psn_ge(s->cack_psn, qp->snd_una) && mrcp_psn_lt(s->cack_psn, qp->next_psn)) {
-		ack_through(e, qp, s->cack_psn, &newest_sent);
+		acked = ack_through(e, qp, s->cack_psn, &newest_sent);
 		any_newest = newest_sent != 0;
 	}
 	/* 2. the bitmap (D26, D27); the RC baseline uses only the cumulative ACK */
@@ -470,7 +479,7 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 			struct sb_entry *en = sb_at(qp, psn);
 			if (!(en->flags & SB_LIVE) || (en->flags & SB_SACKED))
 				continue;
-			out_remove(qp, psn);
+			acked += out_remove(qp, psn);
 			if (en->flags & SB_RTXQ) {
 				en->flags &= (uint8_t)~SB_RTXQ;
 				qp->n_rtxq--;
@@ -536,6 +545,10 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	}
 	in.pen = p->cc.rcv_cwnd_pen;
 	in.r_c = p->cc.r_c;
+	/* Inflight leaves by the scoreboard, never by newly_rcvd: that counts
+	 * duplicates (D19) and copies whose bytes a loss or an RTO round
+	 * already took out, and misses whatever a lost SACK reported. */
+	in.acked = acked;
 	qp->cc->ops->on_sack(qp->cc->priv, &in, e->now);
 	/* 5. losses */
 	if (qp->mode == MRCP_MODE_MRC && any_newest)
@@ -646,9 +659,14 @@ void mrcp__req_complete(struct mrcp_engine *e, struct qp *qp)
 			e->cq_blocked = true;
 			break;
 		}
-		/* the message is complete at the responder: its PSNs are done */
-		if (mrcp_psn_ge(w->last_psn, qp->snd_una))
-			ack_through(e, qp, w->last_psn, NULL);
+		/* the message is complete at the responder: its PSNs are done,
+		 * and any still in flight (their SACKs lost or late) leave
+		 * inflight here, as no SACK will take them out (D38) */
+		if (mrcp_psn_ge(w->last_psn, qp->snd_una)) {
+			uint64_t gone = ack_through(e, qp, w->last_psn, NULL);
+			if (gone != 0 && qp->cc->ops->on_forget != NULL)
+				qp->cc->ops->on_forget(qp->cc->priv, gone);
+		}
 		if (w->flags & MRCP_WR_SIGNALED) {
 			mrcp__wqe_wc(qp, w, MRCP_WC_SUCCESS, &wc);
 			mrcp__cq_push(e, &wc);
@@ -781,6 +799,20 @@ uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp)
 	return d;
 }
 
+/* The nominal bytes in flight on @qp's QPCC: its own, plus those of every
+ * other QP toward the peer that shares it (D53). */
+static uint64_t qpcc_outstanding(const struct mrcp_engine *e, const struct qp *qp)
+{
+	uint64_t sum = 0;
+
+	if (qp->cc->users <= 1 || qp->peer == NULL)
+		return qp->outstanding_bytes;
+	for (uint32_t s = qp->peer->qps_head; s != NIL; s = e->qps[s].peer_next)
+		if (e->qps[s].cc == qp->cc)
+			sum += e->qps[s].outstanding_bytes;
+	return sum;
+}
+
 /* An RTO round (§4.5): every expired packet goes again on a fresh EV, its
  * EV becomes ASSUMED_BAD, and k grows. */
 static void rto_round(struct mrcp_engine *e, struct qp *qp)
@@ -830,7 +862,9 @@ static void rto_round(struct mrcp_engine *e, struct qp *qp)
 		}
 	}
 	qp->c.rto_rounds++;
-	qp->cc->ops->on_timeout(qp->cc->priv, qp->outstanding_bytes, e->now);
+	/* §6.1 re-sync, to what every QP of the QPCC has in flight (D53): this
+	 * QP's total alone would wipe the others' bytes */
+	qp->cc->ops->on_timeout(qp->cc->priv, qpcc_outstanding(e, qp), e->now);
 	retry_bump(e, qp);
 }
 

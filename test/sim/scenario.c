@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "engine_internal.h"
 #include "mrcp_test.h"
 #include "scenario.h"
 
@@ -22,11 +23,164 @@ void sc_cfg_defaults(struct sc_cfg *c)
 	c->msgs = 64;
 	c->mode = MRCP_MODE_MRC;
 	c->deadline_ns = 5000000000ull;
+	c->check_invariants = true;
 }
 
 static uint8_t pattern(unsigned node, uint64_t i)
 {
 	return (uint8_t)(node * 0x5B + i * 13 + (i >> 8) * 7 + (i >> 16));
+}
+
+/* ---- the node endpoint: invariant checks and a sleeping worker ------------ */
+
+struct sc_held {
+	struct sc_held *next;
+	struct mrcp_rx rx;
+	uint8_t data[];
+};
+
+static void check(struct sc_node *nd)
+{
+	struct sc *s = nd->s;
+	char why[200];
+
+	if (!s->cfg.check_invariants)
+		return;
+	s->inv_checks++;
+	if (mrcp__check_invariants(s->e[nd->n], why, sizeof(why)) != 0) {
+		if (s->inv_failures++ == 0)
+			snprintf(s->inv_why, sizeof(s->inv_why), "node %d at %llu ns: %s", nd->n,
+				 (unsigned long long)nd->now, why);
+	}
+}
+
+/* Advance the sleep schedule to @now. @return whether the worker is awake. */
+static bool awake(struct sc_node *nd, uint64_t now)
+{
+	const struct sc_cfg *c = &nd->s->cfg;
+
+	nd->now = now;
+	if (!nd->sleeps)
+		return true;
+	while (now >= nd->awake_until) {
+		uint64_t nap = mrcp_prng_below(&nd->prng, (uint32_t)c->sleep_max_ns + 1);
+		nd->asleep_until = nd->awake_until + nap;
+		nd->awake_until = nd->asleep_until + mrcp_prng_below(&nd->prng, (uint32_t)c->awake_max_ns + 1);
+		nd->slept_ns += nap;
+	}
+	return now >= nd->asleep_until;
+}
+
+/* Hand every held packet over, in arrival order, in bursts of 32. */
+static void release_held(struct sc_node *nd, uint64_t now)
+{
+	struct mrcp_rx burst[32];
+	struct sc_held *h[32];
+
+	while (nd->held_head != NULL) {
+		unsigned k = 0;
+		while (k < 32 && nd->held_head != NULL) {
+			h[k] = nd->held_head;
+			nd->held_head = h[k]->next;
+			burst[k] = h[k]->rx;
+			k++;
+		}
+		if (nd->held_head == NULL)
+			nd->held_tail = NULL;
+		mrcp_rx_burst(nd->s->e[nd->n], burst, k, now);
+		check(nd);
+		for (unsigned i = 0; i < k; i++)
+			free(h[i]);
+	}
+}
+
+static void node_rx(void *ctx, const struct mrcp_rx *pkts, unsigned n, uint64_t now_ns)
+{
+	struct sc_node *nd = ctx;
+
+	if (awake(nd, now_ns)) {
+		release_held(nd, now_ns);
+		mrcp_rx_burst(nd->s->e[nd->n], pkts, n, now_ns);
+		check(nd);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct sc_held *h = malloc(sizeof(*h) + pkts[i].len);
+		ASSERT_TRUE(h != NULL);
+		h->next = NULL;
+		h->rx = pkts[i];
+		memcpy(h->data, pkts[i].data, pkts[i].len);
+		h->rx.data = h->data;
+		if (nd->held_tail != NULL)
+			nd->held_tail->next = h;
+		else
+			nd->held_head = h;
+		nd->held_tail = h;
+		nd->held++;
+	}
+}
+
+static unsigned node_poll(void *ctx, uint64_t now_ns, struct mrcp_tx *out, unsigned max)
+{
+	struct sc_node *nd = ctx;
+	unsigned n;
+
+	if (!awake(nd, now_ns))
+		return 0;
+	release_held(nd, now_ns);
+	n = mrcp_poll(nd->s->e[nd->n], now_ns, out, max);
+	check(nd);
+	return n;
+}
+
+static uint64_t node_deadline(void *ctx)
+{
+	struct sc_node *nd = ctx;
+	uint64_t d = mrcp_next_deadline(nd->s->e[nd->n]);
+
+	if (!nd->sleeps || nd->now >= nd->asleep_until)
+		return d;
+	/* asleep: nothing runs before the wake-up */
+	if (nd->held_head != NULL)
+		return nd->asleep_until;
+	return d == UINT64_MAX || d > nd->asleep_until ? d : nd->asleep_until;
+}
+
+static void node_room(void *ctx, uint8_t port, bool room)
+{
+	struct sc_node *nd = ctx;
+
+	mrcp_port_set_tx_room(nd->s->e[nd->n], port, room);
+}
+
+static const struct fabric_endpoint_ops node_ops = {
+	.rx_burst = node_rx,
+	.poll = node_poll,
+	.next_deadline = node_deadline,
+	.set_tx_room = node_room,
+};
+
+/* Post message @m of QP @q (and its receive, for WriteImm). */
+static void post_msg(struct sc *s, struct sc_qp *q, unsigned m)
+{
+	const struct sc_cfg *c = &s->cfg;
+	int dir = q->from;
+	uint64_t off = q->region + (uint64_t)m * c->msg_size;
+	struct mrcp_sge sge = {.addr = (uint64_t)(uintptr_t)s->mem[dir] + off,
+			       .len = c->msg_size, .lkey = s->key[dir]};
+	struct mrcp_send_wr wr = {
+		.wr_id = m,
+		.opcode = c->write_imm ? MRCP_WR_WRITE_IMM : MRCP_WR_WRITE,
+		.flags = MRCP_WR_SIGNALED,
+		.imm = 0xC0DE0000u | m,
+		.sg_list = &sge,
+		.num_sge = c->msg_size ? 1 : 0,
+		.remote_addr = (uint64_t)(uintptr_t)s->mem[1 - dir] + s->span + off,
+		.rkey = s->key[1 - dir],
+	};
+	if (c->write_imm)
+		ASSERT_EQ(0, mrcp_qp_post_recv(s->e[1 - dir], q->qpn_rx, 1000000 + m));
+	ASSERT_EQ(0, mrcp_qp_post_send(s->e[dir], q->qpn_tx, &wr, fabric_now(s->f)));
 }
 
 void sc_setup(struct sc *s, const struct sc_cfg *c)
@@ -72,10 +226,14 @@ void sc_setup(struct sc *s, const struct sc_cfg *c)
 		ec.seed = fabric_seed_derive(s->f, (uint64_t)n + 1);
 		ec.trimming_fabric = c->trim;
 		ec.timeout = c->timeout ? c->timeout : 6;
+		if (c->exp_cnt)
+			ec.exp_cnt = c->exp_cnt;
 		if (c->base_rtt_ns)
 			ec.base_rtt_ns = c->base_rtt_ns;
 		ec.ev.n_active = (uint16_t)(16 * c->planes);
 		ec.ev.n_backup = (uint16_t)(8 * c->planes);
+		if (c->mtu)
+			ec.mtu = c->mtu;
 		ASSERT_EQ(0, mrcp_engine_create(&ec, &s->e[n]));
 		s->mem[n] = malloc(2 * s->span);
 		ASSERT_TRUE(s->mem[n] != NULL);
@@ -84,7 +242,12 @@ void sc_setup(struct sc *s, const struct sc_cfg *c)
 		memset(s->mem[n] + s->span, 0, s->span);
 		ASSERT_EQ(0, mrcp_mr_reg(s->e[n], (uint64_t)(uintptr_t)s->mem[n], 2 * s->span, s->mem[n],
 					 MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE, &lk, &s->key[n]));
-		ASSERT_EQ(0, fabric_attach_engine(s->f, (unsigned)n, s->e[n]));
+		s->node[n].s = s;
+		s->node[n].n = n;
+		s->node[n].sleeps = c->sleep_max_ns != 0 &&
+				    ((c->sleep_nodes ? c->sleep_nodes : 2u) & (1u << n));
+		mrcp_prng_seed(&s->node[n].prng, fabric_seed_derive(s->f, (uint64_t)n + 100));
+		ASSERT_EQ(0, fabric_node_attach(s->f, (unsigned)n, &node_ops, &s->node[n]));
 	}
 	for (int dir = 0; dir < (c->bidir ? 2 : 1); dir++) {
 		for (unsigned k = 0; k < c->nqps; k++) {
@@ -100,24 +263,9 @@ void sc_setup(struct sc *s, const struct sc_cfg *c)
 			ASSERT_EQ(0, mrcp_qp_local_info(s->e[1 - dir], q->qpn_rx, &ci_rx));
 			ASSERT_EQ(0, mrcp_qp_connect(s->e[dir], q->qpn_tx, &ci_rx, 0));
 			ASSERT_EQ(0, mrcp_qp_connect(s->e[1 - dir], q->qpn_rx, &ci_tx, 0));
-			for (unsigned m = 0; m < c->msgs; m++) {
-				uint64_t off = q->region + (uint64_t)m * c->msg_size;
-				struct mrcp_sge sge = {.addr = (uint64_t)(uintptr_t)s->mem[dir] + off,
-						       .len = c->msg_size, .lkey = s->key[dir]};
-				struct mrcp_send_wr wr = {
-					.wr_id = m,
-					.opcode = c->write_imm ? MRCP_WR_WRITE_IMM : MRCP_WR_WRITE,
-					.flags = MRCP_WR_SIGNALED,
-					.imm = 0xC0DE0000u | m,
-					.sg_list = &sge,
-					.num_sge = c->msg_size ? 1 : 0,
-					.remote_addr = (uint64_t)(uintptr_t)s->mem[1 - dir] + s->span + off,
-					.rkey = s->key[1 - dir],
-				};
-				if (c->write_imm)
-					ASSERT_EQ(0, mrcp_qp_post_recv(s->e[1 - dir], q->qpn_rx, 1000000 + m));
-				ASSERT_EQ(0, mrcp_qp_post_send(s->e[dir], q->qpn_tx, &wr, 0));
-			}
+			for (unsigned m = 0; m < c->msgs && (c->window == 0 || m < c->window); m++)
+				post_msg(s, q, m);
+			s->posted[s->nq - 1] = c->window == 0 || c->window > c->msgs ? c->msgs : c->window;
 		}
 		fabric_kick(s->f, (unsigned)dir);
 	}
@@ -162,6 +310,10 @@ static void drain(struct sc *s)
 					if (wc[i].wr_id != q->next_wc || wc[i].byte_len != s->cfg.msg_size)
 						s->violations++;
 					q->next_wc++;
+					if (s->posted[q - s->q] < s->cfg.msgs) {
+						post_msg(s, q, s->posted[q - s->q]++);
+						fabric_kick(s->f, (unsigned)n);
+					}
 				} else {
 					if (wc[i].wr_id != 1000000 + q->next_rwc ||
 					    wc[i].imm != (0xC0DE0000u | q->next_rwc) || wc[i].msn != (uint16_t)q->next_rwc)
@@ -200,6 +352,11 @@ void sc_run_for(struct sc *s, uint64_t ns)
 
 void sc_verify(struct sc *s)
 {
+	if (s->inv_failures != 0)
+		fprintf(stderr, "  %s: %u of %u invariant checks failed, first: %s (seed %llu)\n",
+			s->cfg.name, s->inv_failures, s->inv_checks, s->inv_why,
+			(unsigned long long)s->cfg.seed);
+	ASSERT_EQ(0, s->inv_failures);
 	ASSERT_EQ(0, s->violations);
 	for (unsigned i = 0; i < s->nq; i++) {
 		struct sc_qp *q = &s->q[i];
@@ -248,6 +405,11 @@ uint64_t sc_rx_bytes(struct sc *s, int n)
 void sc_teardown(struct sc *s)
 {
 	for (int n = 0; n < 2; n++) {
+		while (s->node[n].held_head != NULL) {
+			struct sc_held *h = s->node[n].held_head;
+			s->node[n].held_head = h->next;
+			free(h);
+		}
 		mrcp_engine_destroy(s->e[n]);
 		free(s->mem[n]);
 	}

@@ -10,6 +10,7 @@
 
 #include "fabric.h"
 #include "mrcp_engine.h"
+#include "mrcp_prng.h"
 
 #define SC_MAX_QPS 16
 
@@ -34,11 +35,25 @@ struct sc_cfg {
 	bool write_imm;
 	enum mrcp_qp_mode mode;
 	uint8_t timeout;             /**< 0 = 6 */
+	uint8_t exp_cnt;             /**< D33; 0 = engine default */
 	bool fixed_init_psn;
 	uint32_t init_psn;
 	uint64_t base_rtt_ns;        /**< engines' configured base RTT; 0 = 12 us */
 	uint64_t deadline_ns;        /**< virtual time limit */
 	bool expect_error;           /**< every QP must end in ERROR with error completions */
+	uint16_t mtu;                /**< engines' payload MTU; 0 = engine default */
+	unsigned window;             /**< messages posted per QP at a time (reposted
+				      *   as they complete); 0 = all at setup */
+	bool check_invariants;       /**< mrcp__check_invariants() after every
+				      *   engine call (on by default);
+				      *   sc_verify() asserts none failed */
+	/* A worker that sleeps (node 1 unless sleep_node says otherwise): its
+	 * engine alternates awake periods uniform in [0, awake_max_ns] with
+	 * sleeps uniform in [0, sleep_max_ns]; asleep, it is not polled and
+	 * packets for it are held, then handed over in bursts when it wakes. */
+	uint64_t sleep_max_ns;       /**< 0 = never sleeps */
+	uint64_t awake_max_ns;
+	uint8_t sleep_nodes;         /**< bit n: node n sleeps; 0 = node 1 */
 };
 
 void sc_cfg_defaults(struct sc_cfg *c);
@@ -52,8 +67,26 @@ struct sc_qp {
 	bool failed;
 };
 
+struct sc_held;
+
+/** What the fabric drives for one node: the engine, asleep or awake. */
+struct sc_node {
+	struct sc *s;
+	int n;
+	struct mrcp_prng prng;
+	bool sleeps;
+	uint64_t now;                /**< time of the last call */
+	uint64_t asleep_until, awake_until;
+	struct sc_held *held_head, *held_tail;
+	uint64_t held, slept_ns;     /**< packets held, total sleep */
+};
+
 struct sc {
 	struct sc_cfg cfg;
+	struct sc_node node[2];
+	unsigned posted[2 * SC_MAX_QPS]; /**< messages posted per QP */
+	unsigned inv_checks, inv_failures;
+	char inv_why[256];           /**< the first invariant failure */
 	struct fabric *f;
 	struct mrcp_engine *e[2];
 	uint8_t *mem[2];             /**< [0, span) source, [span, 2 span) destination */

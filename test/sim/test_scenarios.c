@@ -372,3 +372,102 @@ TEST(sim, late_original__counts_a_spurious_retransmission)
 	 * more retransmission is found to have been unneeded */
 	ASSERT_EQ(base + 1, late);
 }
+
+/* The memif stall: a sender QP stopped for good with nothing outstanding
+ * while NSCC still counted 3356 B in flight against a 2166 B window: the
+ * CC's inflight fell by the responder's rcvd_bytes, which counts duplicates
+ * and copies an RTO round had already taken out, and misses what lost or
+ * late SACKs reported. Here the workers sleep (the daemon's adaptive idle),
+ * so SACKs and AETHs come late and in bursts, RTO rounds and tail-loss
+ * probes fire often and many retransmissions are duplicates. After every
+ * engine call the CC's inflight must equal the bytes the scoreboard holds
+ * in flight, and all 64 MiB must arrive. */
+struct sleepy {
+	uint64_t seed;
+	uint8_t timeout;          /* D32: 8 = 262 us, 6 = 65.5 us */
+	uint8_t exp_cnt;          /* 0 = default */
+	double loss;
+	uint64_t sleep_ns;        /* longest sleep */
+	uint8_t sleepers;         /* bit n: node n sleeps */
+	unsigned nqps;            /* QPs sharing the peer's QPCC (D53) */
+};
+
+static void sleepy_run(const struct sleepy *p)
+{
+	struct sc_cfg c;
+	struct sc s;
+	int rc;
+
+	sc_cfg_defaults(&c);
+	c.name = "sleeping workers";
+	c.seed = getenv("SC_SEED") ? strtoull(getenv("SC_SEED"), NULL, 0) : p->seed;
+	c.mtu = 2048;
+	c.timeout = p->timeout;
+	c.exp_cnt = p->exp_cnt;
+	c.write_imm = true;
+	c.nqps = p->nqps;
+	c.msgs = 1024 / p->nqps;  /* 64 MiB of 64 KiB WriteImms in all */
+	c.window = 16;
+	c.imp.loss = p->loss;
+	c.delay_ns = 1500;        /* ~3 us RTT while both are awake */
+	c.sleep_max_ns = p->sleep_ns;
+	c.awake_max_ns = 50000;
+	c.sleep_nodes = p->sleepers;
+	c.check_invariants = true;
+	c.deadline_ns = 60000000000ull;
+	sc_setup(&s, &c);
+	rc = sc_run(&s);
+	if (rc != 0 || getenv("SC_DEBUG")) {
+		for (unsigned i = 0; i < s.nq; i++) {
+			struct mrcp_qp_info qi;
+			mrcp_qp_info(s.e[0], s.q[i].qpn_tx, &qi);
+			fprintf(stderr, "  %s: qp %u rc %d t %llu wc %u out %u sq %u cwnd %llu infl %llu "
+				"tx %llu fast %llu rto %llu spur %llu probes %llu rounds %llu losses %llu "
+				"stall cwnd %llu\n",
+				c.name, i, rc, (unsigned long long)fabric_now(s.f), s.q[i].next_wc,
+				qi.outstanding_pkts, qi.sq_outstanding, (unsigned long long)qi.cc.cwnd,
+				(unsigned long long)qi.cc.inflight, (unsigned long long)qi.c.tx_data_pkts,
+				(unsigned long long)qi.c.rtx_fast, (unsigned long long)qi.c.rtx_rto,
+				(unsigned long long)qi.c.rtx_spurious, (unsigned long long)qi.c.probe_tx,
+				(unsigned long long)qi.c.rto_rounds, (unsigned long long)qi.c.losses,
+				(unsigned long long)qi.c.stalls_cwnd);
+		}
+		fprintf(stderr, "  rx_dup %llu, held %llu + %llu\n", (unsigned long long)SC_SUM(&s, 1, rx_dup),
+			(unsigned long long)s.node[0].held, (unsigned long long)s.node[1].held);
+	}
+	sc_verify(&s);
+	ASSERT_EQ(0, rc);
+	ASSERT_GT(s.inv_checks, 1000);
+	ASSERT_GT(SC_SUM(&s, 0, rto_rounds), 0);
+	ASSERT_GT(SC_SUM(&s, 0, probe_tx), 0);
+	ASSERT_GT(SC_SUM(&s, 1, rx_dup), 0);
+	sc_teardown(&s);
+}
+
+/* Both workers nap up to 200 us, as mrcd's did; the default RTO (262 us). */
+TEST(sim, sleeping_workers__cc_inflight_follows_the_scoreboard)
+{
+	struct sleepy p = {.seed = 21, .timeout = 8, .loss = 0.005, .sleep_ns = 200000,
+			   .sleepers = 3, .nqps = 1};
+	sleepy_run(&p);
+}
+
+/* The peer naps up to 300 us, longer than the RTO (65.5 us): RTO rounds
+ * resend packets whose first copies arrive later, so most retransmissions
+ * are duplicates. A nap that long spends the whole retry budget (D33
+ * counts every round), so the budget is unlimited here. */
+TEST(sim, sleeping_peer_beyond_rto__cc_inflight_follows_the_scoreboard)
+{
+	struct sleepy p = {.seed = 22, .timeout = 6, .exp_cnt = 25, .loss = 0.002,
+			   .sleep_ns = 300000, .sleepers = 2, .nqps = 1};
+	sleepy_run(&p);
+}
+
+/* Two QPs share the peer's QPCC (D53): an RTO round on one must not wipe
+ * the other's bytes from inflight. */
+TEST(sim, sleeping_workers_two_qps__shared_qpcc_inflight_follows_the_scoreboard)
+{
+	struct sleepy p = {.seed = 23, .timeout = 7, .exp_cnt = 25, .loss = 0.005,
+			   .sleep_ns = 200000, .sleepers = 3, .nqps = 2};
+	sleepy_run(&p);
+}

@@ -217,14 +217,15 @@ TEST(cc, fixed_on_send__and_on_sack_account_inflight)
 {
 	struct mrcp_cc_params p = p100();
 	void *s = fixed_new(&p);
-	struct mrcp_cc_sack k = { .newly_rcvd = 3000, .rtt_valid = true, .rtt_ns = 12000 };
+	struct mrcp_cc_sack k = { .newly_rcvd = 9000, .acked = 3000, .rtt_valid = true, .rtt_ns = 12000 };
 
 	mrcp_cc_fixed.on_send(s, 4136, T0);
 	mrcp_cc_fixed.on_send(s, 4136, T0 + 1);
 	ASSERT_U64_EQ(fst(s).inflight, 8272);
+	/* inflight falls by the scoreboard's acked bytes, not by rcvd_bytes */
 	mrcp_cc_fixed.on_sack(s, &k, T0 + 100);
 	ASSERT_U64_EQ(fst(s).inflight, 5272);
-	k.newly_rcvd = 100000; /* clamps at zero */
+	k.acked = 100000; /* clamps at zero */
 	mrcp_cc_fixed.on_sack(s, &k, T0 + 200);
 	ASSERT_U64_EQ(fst(s).inflight, 0);
 }
@@ -325,15 +326,14 @@ TEST(cc, fixed_can_send__a_residue_below_one_packet_never_blocks)
 	struct mrcp_cc_sack in = {0};
 	void *s;
 
-	/* inflight shrinks in 256-byte units (D19): after every byte was
-	 * acknowledged up to 255 B may linger; with the window at one packet
-	 * that residue must not block the next packet (it deadlocked RC QPs
-	 * in the simulator) */
+	/* less than one packet in flight never blocks: with the window at
+	 * one packet a residue must not block the next packet (it
+	 * deadlocked RC QPs in the simulator) */
 	p.fixed_cwnd = 4176;
 	s = fixed_new(&p);
 	mrcp_cc_fixed.on_send(s, 4176, T0);
 	ASSERT_FALSE(mrcp_cc_fixed.can_send(s, 4176));
-	in.newly_rcvd = 4096;
+	in.acked = 4096;
 	mrcp_cc_fixed.on_sack(s, &in, T0);
 	ASSERT_EQ(80, fst(s).inflight);
 	ASSERT_TRUE(mrcp_cc_fixed.can_send(s, 4176));

@@ -55,11 +55,12 @@ static struct mrcp_cc_stats st(const void *s)
 
 static uint64_t cwnd(const void *s) { return st(s).cwnd; }
 
-/* One SACK with a valid RTT sample and no penalty. */
+/* One SACK with a valid RTT sample and no penalty, acknowledging @newly
+ * bytes that were in flight (no duplicates: acked = newly_rcvd). */
 static void sack(void *s, uint64_t now, uint64_t newly, bool ecn, uint64_t rtt_ns)
 {
 	struct mrcp_cc_sack k = {
-		.newly_rcvd = newly, .ecn = ecn, .rtt_valid = true, .rtt_ns = rtt_ns,
+		.newly_rcvd = newly, .acked = newly, .ecn = ecn, .rtt_valid = true, .rtt_ns = rtt_ns,
 	};
 
 	mrcp_cc_nscc.on_sack(s, &k, now);
@@ -68,7 +69,7 @@ static void sack(void *s, uint64_t now, uint64_t newly, bool ecn, uint64_t rtt_n
 static void sack_pen(void *s, uint64_t now, uint64_t newly, uint8_t pen, bool r_c)
 {
 	struct mrcp_cc_sack k = {
-		.newly_rcvd = newly, .rtt_valid = true, .rtt_ns = BASE + 3000,
+		.newly_rcvd = newly, .acked = newly, .rtt_valid = true, .rtt_ns = BASE + 3000,
 		.pen = pen, .r_c = r_c,
 	};
 
@@ -342,7 +343,7 @@ TEST(cc_nscc, nscc_on_sack__invalid_rtt_ignored_for_delay_but_bytes_count)
 {
 	void *s = nscc_below_max();
 	struct mrcp_cc_sack k = {
-		.newly_rcvd = 40000, .rtt_valid = false, .rtt_ns = 100,
+		.newly_rcvd = 40000, .acked = 40000, .rtt_valid = false, .rtt_ns = 100,
 	};
 
 	mrcp_cc_nscc.on_send(s, 200000, T0 + 20);   /* inflight 200000 */
@@ -360,10 +361,29 @@ TEST(cc_nscc, nscc_on_sack__inflight_clamps_at_zero)
 	void *s = nscc_new(&p);
 
 	mrcp_cc_nscc.on_send(s, 1000, T0);
-	sack(s, T0 + 100, 5000, false, BASE); /* duplicates count too (D19) */
+	sack(s, T0 + 100, 5000, false, BASE); /* more acked than sent */
 	ASSERT_U64_EQ(st(s).inflight, 0);
 	mrcp_cc_nscc.on_send(s, 300, T0 + 200);
 	ASSERT_U64_EQ(st(s).inflight, 300);
+}
+
+TEST(cc_nscc, nscc_on_sack__inflight_falls_by_acked_not_by_newly_rcvd)
+{
+	struct mrcp_cc_params p = p100(true);
+	void *s = nscc_new(&p);
+	struct mrcp_cc_sack k = {
+		.newly_rcvd = 9000, .acked = 0, .rtt_valid = true, .rtt_ns = BASE,
+	};
+
+	/* rcvd_bytes counts duplicates and copies already out of inflight
+	 * (D19); only the engine's scoreboard knows what left flight */
+	mrcp_cc_nscc.on_send(s, 3 * PKT, T0);
+	mrcp_cc_nscc.on_sack(s, &k, T0 + 100);
+	ASSERT_U64_EQ(st(s).inflight, 3 * PKT);
+	k.newly_rcvd = 0; /* a SACK whose rcvd_bytes news was lost */
+	k.acked = PKT;
+	mrcp_cc_nscc.on_sack(s, &k, T0 + 200);
+	ASSERT_U64_EQ(st(s).inflight, 2 * PKT);
 }
 
 /* ---- quick_adapt (§6.3) ------------------------------------------------- */
@@ -434,6 +454,7 @@ TEST(cc_nscc, quick_adapt__then_ignores_decreases_for_inflight_bytes)
 	ASSERT_U64_EQ(cwnd(s), 20000);
 	/* the rest of those bytes come back, marked below target: no change */
 	k.newly_rcvd = left - 2 * PKT - 1;
+	k.acked = k.newly_rcvd;
 	mrcp_cc_nscc.on_sack(s, &k, T0 + 21200);
 	ASSERT_U64_EQ(cwnd(s), 20000);
 	mrcp_cc_nscc.on_nack(s, 1, T0 + 21250);      /* the last ignored byte */

@@ -849,3 +849,151 @@ TEST(req, ev_counters__one_event_counts_once)
 	ASSERT_EQ(1, s->evs[ev_index(&f, ev2)].c.rtos); /* got 2 */
 	fx_fini(&f);
 }
+
+/* ---- CC inflight follows the scoreboard (mrcp_cc.h) ------------------------------------ */
+
+static uint64_t cc_inflight(const struct fx *f)
+{
+	struct mrcp_qp_info qi;
+
+	ASSERT_EQ(0, mrcp_qp_info(f->e, f->qpn, &qi));
+	return qi.cc.inflight;
+}
+
+static void inv_ok(const struct fx *f)
+{
+	char why[200];
+
+	if (mrcp__check_invariants(f->e, why, sizeof(why)) != 0)
+		fprintf(stderr, "  invariant: %s\n", why);
+	ASSERT_EQ(0, mrcp__check_invariants(f->e, why, sizeof(why)));
+}
+
+/* A SACK carrying rcvd_bytes (D19) @units x 256 B. */
+static void sack_rcvd(struct fx *f, uint32_t cack, int16_t sack_off, uint64_t bm, uint32_t units)
+{
+	struct mrcp_pkt p;
+
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_SACK, f->qpn, cack));
+	p.seth.cack_psn = cack;
+	p.seth.sack_offset = sack_off;
+	p.seth.sack_bitmap = bm;
+	p.seth.svc_time = 255;
+	p.cc.rcvd_bytes = units;
+	rx_pkt(f, &p);
+}
+
+TEST(req, cc_inflight__an_aeth_alone_takes_its_packets_out_of_flight)
+{
+	struct fx f;
+	struct mrcp_wc wc[4];
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 3 * MTU, 0));
+	ASSERT_EQ(3, drain(&f));
+	ASSERT_EQ(f.qp->outstanding_bytes, cc_inflight(&f));
+	ASSERT_GT(cc_inflight(&f), 3 * MTU);
+	/* every SACK of the message was lost; its AETH completes it (D38)
+	 * and, with no SACK ever to come, must empty inflight: this was the
+	 * leak that left a memif QP at inflight 3356 > cwnd with nothing out */
+	aeth(&f, MRCP_AETH_ACK, 0);
+	ASSERT_EQ(1, mrcp_poll_cq(f.e, wc, 4));
+	ASSERT_EQ(0, f.qp->n_out);
+	ASSERT_U64_EQ(0, cc_inflight(&f));
+	inv_ok(&f);
+	fx_fini(&f);
+}
+
+TEST(req, cc_inflight__rcvd_bytes_of_duplicates_take_nothing_out)
+{
+	struct fx f;
+	uint64_t one;
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 4 * MTU, 0));
+	ASSERT_EQ(4, drain(&f));
+	one = f.qp->outstanding_bytes / 4;
+	/* the responder counted far more than one packet (duplicates of
+	 * earlier copies, D19), but only PSN 0 is acknowledged */
+	sack_rcvd(&f, 0, 1, 0, 64);
+	ASSERT_U64_EQ(3 * one, cc_inflight(&f));
+	inv_ok(&f);
+	/* PSN 2 by the bitmap, no rcvd_bytes news (the SACK that had it was
+	 * lost): it leaves inflight all the same */
+	sack_rcvd(&f, 0, 2, 0x1, 64);
+	ASSERT_U64_EQ(2 * one, cc_inflight(&f));
+	inv_ok(&f);
+	fx_fini(&f);
+}
+
+TEST(req, cc_inflight__a_lost_packet_leaves_once_though_both_copies_arrive)
+{
+	struct fx f;
+	uint64_t guard;
+
+	fx_init(&f);
+	guard = f.qp->target_qdelay_ns;
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	f.now = T0 + guard + 1000;
+	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	/* PSN 1 SACKed, PSN 0 older than the guard: lost, and resent */
+	sack_rcvd(&f, 0xFFFFFF, 2, 0x1, 1);
+	ASSERT_EQ(1, qc(&f).losses);
+	inv_ok(&f);
+	ASSERT_EQ(1, drain(&f));
+	ASSERT_TRUE(f.o[0].tx.rtx);
+	inv_ok(&f);
+	/* the original arrives late, then the copy (a duplicate, D19): each
+	 * SACK reports more bytes, but only the one copy in flight leaves */
+	sack_rcvd(&f, 1, 1, 0, 2);
+	ASSERT_U64_EQ(0, cc_inflight(&f));
+	inv_ok(&f);
+	sack_rcvd(&f, 1, 1, 0, 3);
+	ASSERT_U64_EQ(0, cc_inflight(&f));
+	inv_ok(&f);
+	fx_fini(&f);
+}
+
+TEST(req, cc_inflight__an_rto_round_keeps_the_other_qps_bytes_on_a_shared_qpcc)
+{
+	struct fx f;
+	struct mrcp_conn_info ci;
+	struct mrcp_qp_attr a;
+	uint32_t q2;
+	struct qp *qp2;
+
+	fx_init(&f);
+	/* a second QP to the same peer shares its QPCC (D53); it sends later,
+	 * so the first QP's RTO round comes while its packet is in flight */
+	memset(&a, 0, sizeof(a));
+	fx_peer_info(&ci, PEER_QPN + 1, MTU);
+	ASSERT_EQ(0, mrcp_qp_create(f.e, &a, &q2));
+	ASSERT_EQ(0, mrcp_qp_connect(f.e, q2, &ci, f.now));
+	qp2 = mrcp__qp_lookup(f.e, q2);
+	ASSERT_TRUE(qp2->cc == f.qp->cc);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	f.now = T0 + f.qp->T_ns / 2;
+	{
+		struct mrcp_sge sge = {.addr = BUF_VA, .len = 2 * MTU, .lkey = f.lkey};
+		struct mrcp_send_wr wr = {.wr_id = 9, .opcode = MRCP_WR_WRITE, .sg_list = &sge,
+					  .num_sge = 1, .remote_addr = REMOTE_VA, .rkey = REMOTE_RKEY};
+		struct mrcp_tx tx[8];
+		ASSERT_EQ(0, mrcp_qp_post_send(f.e, q2, &wr, f.now));
+		mrcp_poll(f.e, f.now, tx, 8);
+		ASSERT_EQ(2, qp2->n_out);
+	}
+	inv_ok(&f);
+	f.now = T0 + f.qp->T_ns + 2048;
+	{
+		struct mrcp_tx tx[8];
+		mrcp_poll(f.e, f.now, tx, 8);
+	}
+	ASSERT_EQ(1, qc(&f).rto_rounds);
+	ASSERT_EQ(0, qp2->c.rto_rounds);
+	ASSERT_U64_EQ(f.qp->outstanding_bytes + qp2->outstanding_bytes, cc_inflight(&f));
+	inv_ok(&f);
+	fx_fini(&f);
+}
