@@ -152,6 +152,7 @@ struct rmsg {
 struct qp {
 	uint32_t qpn;
 	uint32_t slot;
+	struct mrcp_engine *e;   /* for callbacks that get only the QP (EV changes) */
 	uint8_t state;           /* enum mrcp_qp_state */
 	uint8_t mode;            /* enum mrcp_qp_mode */
 	uint64_t user_ctx;

@@ -197,6 +197,22 @@ static struct peer *peer_get(struct mrcp_engine *e, const struct mrcp_conn_info 
 
 /* ---- create / connect / destroy -------------------------------------------------------- */
 
+/* Every EV state change becomes an MRCP_EVENT_EV_STATE for the control plane
+ * (brief §5.3 "events": operators and selftests count and log them). */
+static void qp_ev_changed(void *ctx, const struct mrcp_ev_change *chg)
+{
+	struct qp *qp = ctx;
+	struct mrcp_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = MRCP_EVENT_EV_STATE;
+	ev.qpn = qp->qpn;
+	ev.user_ctx = qp->user_ctx;
+	ev.now_ns = qp->e->now;
+	ev.ev = *chg;
+	mrcp__event_push(qp->e, &ev);
+}
+
 int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t *qpn)
 {
 	uint32_t nslots = 1u << e->qp_slot_bits;
@@ -263,7 +279,8 @@ int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t
 		evc.n_backup = 0;
 		evc.min_active = 1;
 	}
-	rc = mrcp_ev_set_init(&qp->evs, &evc, &e->prng, NULL, NULL);
+	qp->e = e;
+	rc = mrcp_ev_set_init(&qp->evs, &evc, &e->prng, qp_ev_changed, qp);
 	if (rc != 0) {
 		qp->evs.evs = NULL;
 		mrcp__qp_free(e, qp);

@@ -620,3 +620,31 @@ TEST(qp, qp_connect__qps_toward_one_peer_share_its_qpcc)
 	ASSERT_EQ(1, mrcp__qp_lookup(f.e, a)->peer->n_qps);
 	fx_fini(&f);
 }
+
+/* ---- mrcp_qp_ev_deny and EV events ---------------------------------------------- */
+
+TEST(qp, qp_ev_deny__every_ev_change_is_an_ev_state_event)
+{
+	struct fx f;
+	struct mrcp_event ev[8];
+	uint32_t qpn, value;
+
+	fx_init(&f);
+	qpn = qp_up(&f, NULL, NULL);
+	while (mrcp_poll_events(f.e, ev, 8))
+		; /* whatever connecting reported */
+	value = mrcp_qp_evs(f.e, qpn)->evs[0].value;
+	ASSERT_EQ(0, mrcp_qp_ev_deny(f.e, qpn, value, true, f.now));
+	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 8));
+	ASSERT_EQ(MRCP_EVENT_EV_STATE, ev[0].type);
+	ASSERT_EQ(qpn, ev[0].qpn);
+	ASSERT_EQ(value, ev[0].ev.value);
+	ASSERT_EQ(MRCP_EV_GOOD, ev[0].ev.from);
+	ASSERT_EQ(MRCP_EV_DENIED, ev[0].ev.to);
+	ASSERT_EQ(MRCP_EV_EVT_DENY, ev[0].ev.event);
+	ASSERT_EQ(0, mrcp_qp_ev_deny(f.e, qpn, value, false, f.now));
+	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 8));
+	ASSERT_EQ(MRCP_EV_DENIED, ev[0].ev.from);
+	ASSERT_EQ(MRCP_EV_EVT_ALLOW, ev[0].ev.event);
+	fx_fini(&f);
+}
