@@ -168,6 +168,7 @@ struct qp {
 	uint8_t timeout, linear_cnt, exp_cnt;
 	uint64_t T_ns;
 	uint8_t k;               /* consecutive timeouts / resource NACKs */
+	uint64_t rto_bump_ns;    /* D33: when an RTO round last counted a retry */
 
 	/* requester */
 	struct wqe *sq;

@@ -862,10 +862,22 @@ static void rto_round(struct mrcp_engine *e, struct qp *qp)
 		}
 	}
 	qp->c.rto_rounds++;
+	/* D33: RTO rounds count once per RTO period (T, then T x 2^b as the
+	 * backoff of §4.5 grows). Packets sent a few
+	 * microseconds apart expire a few microseconds apart, each expiry its
+	 * own round; counting every one would spend the whole budget (linear_cnt
+	 * + exp_cnt periods, seconds) in one period after a stall as short as a
+	 * peer's nap. */
+	uint8_t b = qp->k >= qp->linear_cnt ? (uint8_t)(qp->k - qp->linear_cnt + 1) : 0;
+	uint64_t period = b >= 40 ? ONE_SECOND_NS : qp->T_ns << b;
+	bool count = qp->k == 0 || e->now - qp->rto_bump_ns >= (period < ONE_SECOND_NS ? period : ONE_SECOND_NS);
 	/* §6.1 re-sync, to what every QP of the QPCC has in flight (D53): this
 	 * QP's total alone would wipe the others' bytes */
 	qp->cc->ops->on_timeout(qp->cc->priv, qpcc_outstanding(e, qp), e->now);
-	retry_bump(e, qp);
+	if (count) {
+		qp->rto_bump_ns = e->now;
+		retry_bump(e, qp);
+	}
 }
 
 void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp)

@@ -30,12 +30,24 @@ done
 probes_ok() { [ "$(ctlj a probes | jget 'sum(1 for p in d if p["ok"] and p["rtt_us"] > 0)')" -ge 4 ]; }
 check "EV probes answered on 4 planes with RTTs" wait_for 5 probes_ok
 
-# 3. a port admin-down on a shows up at b as a Port Status Update
+# 3. a port admin-down on a, in the middle of a transfer, shows up at b as a
+# Port Status Update (D50: peers with a live QP are told), and the transfer
+# goes on over the other planes; admin-up brings the plane back.
+ctl a selftest --peer "$T/b.sock" --timeout 120 --json --bytes "$BYTES" > "$T/st-psu.json" 2> "$T/st-psu.err" &
+st=$!
+PIDS+=("$st")
+sending() { [ "$(ctlj a qps | jget 'sum(q["tx_data_pkts"] for q in d)')" -gt 2000 ]; }
+wait_for 30 sending
 ctl a port-admin port=plane3 up=false >/dev/null
 mask_is() { [ "$(ctlj b status | jget '[p["port_mask"] for p in d["peers"] if p["node"] == "10.1.0.1"][0]')" = "$1" ]; }
 check "b sees a's port mask 0xb after plane3 admin-down" wait_for 5 mask_is 0xb
 ctl a port-admin port=plane3 up=true >/dev/null
 check "b sees a's port mask 0xf after plane3 admin-up" wait_for 5 mask_is 0xf
+if wait "$st"; then
+	ok "selftest across a plane down and up: $(jget '"%.2f Gbit/s, %d rtx (%d port-down)" % (d["sender"]["goodput_gbps"], d["sender"]["rtx_total"], d["sender"]["rtx_port_down"])' < "$T/st-psu.json")"
+else
+	bad "selftest across a plane down and up: $(cat "$T/st-psu.err")"
+fi
 
 # 4. 1% drop on every plane, both directions
 for plane in 1 2 3 4; do

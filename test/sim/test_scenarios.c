@@ -458,7 +458,7 @@ TEST(sim, sleeping_workers__cc_inflight_follows_the_scoreboard)
  * counts every round), so the budget is unlimited here. */
 TEST(sim, sleeping_peer_beyond_rto__cc_inflight_follows_the_scoreboard)
 {
-	struct sleepy p = {.seed = 22, .timeout = 6, .exp_cnt = 25, .loss = 0.002,
+	struct sleepy p = {.seed = 22, .timeout = 6, .loss = 0.002,
 			   .sleep_ns = 300000, .sleepers = 2, .nqps = 1};
 	sleepy_run(&p);
 }
@@ -467,7 +467,7 @@ TEST(sim, sleeping_peer_beyond_rto__cc_inflight_follows_the_scoreboard)
  * the other's bytes from inflight. */
 TEST(sim, sleeping_workers_two_qps__shared_qpcc_inflight_follows_the_scoreboard)
 {
-	struct sleepy p = {.seed = 23, .timeout = 7, .exp_cnt = 25, .loss = 0.005,
+	struct sleepy p = {.seed = 23, .timeout = 7, .loss = 0.005,
 			   .sleep_ns = 200000, .sleepers = 3, .nqps = 2};
 	sleepy_run(&p);
 }
