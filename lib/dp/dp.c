@@ -199,6 +199,7 @@ static int port_setup(struct mrcd_dp *dp, unsigned i, char *err, size_t errlen)
 		snprintf(err, errlen, "ports[%u] %s: start: %s", i, pc->name, rte_strerror(-rc));
 		return rc;
 	}
+	p->started = true;
 	rte_eth_promiscuous_enable(pid); /* frames to a configured MAC the device does not know */
 	p->admin_up = true;
 	p->engine_up = true;          /* the engine starts with every port up */
@@ -368,6 +369,15 @@ void mrcd_dp_destroy(struct mrcd_dp *dp)
 	if (!dp)
 		return;
 	mrcd_dp_stop(dp);
+	/* Stop every port before closing any: a memif peer that goes away at
+	 * the same moment is handled on EAL's interrupt thread, and a device
+	 * that is already stopped (disconnected) gives it nothing to touch. */
+	for (unsigned i = 0; i < dp->n_ports; i++)
+		if (dp->ports[i].started)
+			rte_eth_dev_stop(dp->ports[i].port_id);
+	for (unsigned i = 0; i < dp->n_ports; i++)
+		if (dp->ports[i].pool)
+			rte_eth_dev_close(dp->ports[i].port_id);
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		struct mrcd_dp_port *p = &dp->ports[i];
 
@@ -379,10 +389,6 @@ void mrcd_dp_destroy(struct mrcd_dp *dp)
 		}
 		mrcd_delayq_destroy(p->delay_tx);
 		mrcd_delayq_destroy(p->delay_rx);
-		if (p->pool) {
-			rte_eth_dev_stop(p->port_id);
-			rte_eth_dev_close(p->port_id);
-		}
 	}
 	/* pools are shared per socket: free each once */
 	for (unsigned i = 0; i < dp->n_ports; i++) {

@@ -79,6 +79,7 @@ struct mrcd_dp_port {
 	uint8_t mac[6];
 	int socket;                /**< NUMA socket of the device */
 	struct rte_mempool *pool;  /**< mbufs for this port's socket */
+	bool started;              /**< rte_eth_dev_start succeeded */
 	bool link_up;              /**< as DPDK last reported */
 	bool admin_up;             /**< mrcctl port_admin */
 	bool engine_up;            /**< what the engine was last told */
