@@ -19,6 +19,7 @@
 #include <rte_version.h>
 
 #include "ctl.h"
+#include "dp_client.h"
 #include "dp_fault.h"
 #include "dp_neigh.h"
 #include "dp_selftest.h"
@@ -27,6 +28,7 @@
 
 struct client {
 	int fd;
+	struct mrcd_client *sess;  /* after attach: a libmrc-client session */
 	char *buf;                 /* MRCD_CTL_LINE_MAX bytes */
 	size_t len;
 	bool overflow;             /* discarding an over-long line */
@@ -34,6 +36,8 @@ struct client {
 
 struct mrcd_ctl_server {
 	struct mrcd_dp *dp;
+	const struct mrcd_config *cfg;
+	uint32_t next_session;
 	int lfd;
 	char path[MRCD_PATH_MAX];
 	struct client c[MRCD_CTL_MAX_CLIENTS];
@@ -143,6 +147,7 @@ static void set_u64(json_t *o, const char *k, uint64_t v)
 
 struct exec {
 	const struct mrcd_ctl_req *req;
+	struct mrcd_client *sess;  /* the caller's session, or NULL */
 	json_t *result;
 	int err;
 	char reason[MRCD_CTL_REASON_MAX];
@@ -325,6 +330,10 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 			up += dp->ports[k].engine_up;
 		set_u64(o, "ports_up", up);
 		set_u64(o, "qps", nq);
+		unsigned ncl = 0;
+		for (struct mrcd_client *cl = mrcd_client_first(dp); cl; cl = cl->next)
+			ncl++;
+		set_u64(o, "clients", ncl);
 		set_u64(o, "worker_lcore", dp->worker_lcore);
 		json_object_set_new(o, "idle", json_string(dp->cfg->lcores.idle == MRCD_IDLE_BUSY ? "busy" : "adaptive"));
 		json_object_set_new(o, "family", json_string(dp->family == 6 ? "ipv6" : "ipv4"));
@@ -639,6 +648,103 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 		else
 			x->result = json_object();
 		break;
+	case MRCD_CTL_REG_MR: {
+		uint32_t lkey, rkey, region;
+		uint64_t va;
+
+		rc = mrcd_client_reg_mr(dp, x->sess, r->reg_mr.ofs, r->reg_mr.len, r->reg_mr.access,
+					&lkey, &rkey, &region, &va);
+		if (rc == -EINVAL)
+			fail(x, rc, "args: [ofs, ofs+len) is not inside the arena heap");
+		else if (rc == -ENOSPC)
+			fail(x, rc, "region table full (%u per client, or the daemon's limits.max_mrs)",
+			     MRCD_CLIENT_MAX_MRS);
+		else if (rc < 0)
+			fail(x, rc, "reg_mr: %s", strerror(-rc));
+		else {
+			x->result = json_object();
+			set_u64(x->result, "lkey", lkey);
+			set_u64(x->result, "rkey", rkey);
+			set_u64(x->result, "region", region);
+			set_u64(x->result, "va", va);
+		}
+		break;
+	}
+	case MRCD_CTL_DEREG_MR:
+		rc = mrcd_client_dereg_mr(dp, x->sess, r->dereg_mr.lkey);
+		if (rc == -ENOENT)
+			fail(x, rc, "args.lkey: not a region of this client");
+		else if (rc == -EBUSY)
+			fail(x, rc, "args.lkey: work requests still use the region");
+		else if (rc < 0)
+			fail(x, rc, "dereg_mr: %s", strerror(-rc));
+		else
+			x->result = json_object();
+		break;
+	case MRCD_CTL_QP_CREATE: {
+		uint32_t qpn;
+
+		rc = mrcd_client_qp_create(dp, x->sess, r->qp_create.sq_depth, r->qp_create.rq_depth,
+					   r->qp_create.user_ctx, &qpn);
+		if (rc == -ENOSPC) {
+			fail(x, rc, "QP limit reached (limits.per_client.max_qps or max_qps)");
+			break;
+		}
+		if (rc < 0) {
+			fail(x, rc, "qp_create: %s", strerror(-rc));
+			break;
+		}
+		x->result = json_object();
+		set_u64(x->result, "qpn", qpn);
+		__attribute__((fallthrough)); /* the info too */
+	}
+	case MRCD_CTL_QP_INFO: {
+		uint32_t qpn = r->cmd == MRCD_CTL_QP_INFO ? r->qp.qpn :
+			       (uint32_t)json_integer_value(json_object_get(x->result, "qpn"));
+		struct mrcp_conn_info ci;
+		uint8_t blob[MRCP_CONN_INFO_LEN];
+		char hex[2 * MRCP_CONN_INFO_LEN + 1];
+
+		if (!mrcd_client_owns_qp(x->sess, qpn) || mrcp_qp_local_info(dp->eng, qpn, &ci) < 0 ||
+		    mrcp_conn_info_encode(&ci, blob, sizeof(blob)) < 0) {
+			json_decref(x->result);
+			x->result = NULL;
+			fail(x, -ENOENT, "args.qpn: no QP %" PRIu32 " in this client", qpn);
+			break;
+		}
+		mrcd_ctl_hex_encode(blob, sizeof(blob), hex);
+		if (!x->result)
+			x->result = json_object();
+		json_object_set_new(x->result, "info", json_string(hex));
+		break;
+	}
+	case MRCD_CTL_QP_CONNECT: {
+		struct mrcp_conn_info ci;
+
+		if (!mrcd_client_owns_qp(x->sess, r->qp_connect.qpn)) {
+			fail(x, -ENOENT, "args.qpn: no QP %" PRIu32 " in this client", r->qp_connect.qpn);
+			break;
+		}
+		rc = mrcp_conn_info_decode(r->qp_connect.peer_info, MRCP_CONN_INFO_LEN, &ci);
+		if (rc == 0)
+			rc = mrcp_qp_connect(dp->eng, r->qp_connect.qpn, &ci, now);
+		if (rc == -EPROTO)
+			fail(x, rc, "args.peer_info: no common protocol version or another UDP port");
+		else if (rc == -EPERM)
+			fail(x, rc, "the QP is not in INIT (connected already?)");
+		else if (rc < 0)
+			fail(x, rc, "args.peer_info: %s", rc == -EBADMSG ? "malformed connection info" : strerror(-rc));
+		else
+			x->result = json_object();
+		break;
+	}
+	case MRCD_CTL_QP_DESTROY:
+		rc = mrcd_client_qp_destroy(dp, x->sess, r->qp.qpn, now);
+		if (rc < 0)
+			fail(x, rc, "args.qpn: no QP %" PRIu32 " in this client", r->qp.qpn);
+		else
+			x->result = json_object();
+		break;
 	default:
 		fail(x, -ENOENT, "command not executable here");
 		break;
@@ -656,10 +762,10 @@ static int log_level_of(const char *s)
 	return -1;
 }
 
-json_t *mrcd_ctl_execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req,
-			 int *err, char *reason, size_t reason_len)
+static json_t *execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req, struct mrcd_client *sess,
+		       int *err, char *reason, size_t reason_len)
 {
-	struct exec x = { .req = req };
+	struct exec x = { .req = req, .sess = sess };
 
 	switch (req->cmd) {
 	case MRCD_CTL_PROTO_VERSION: {
@@ -687,6 +793,23 @@ json_t *mrcd_ctl_execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req,
 		*err = 0;
 		return o;
 	}
+	case MRCD_CTL_REG_MR:
+	case MRCD_CTL_DEREG_MR:
+	case MRCD_CTL_QP_CREATE:
+	case MRCD_CTL_QP_INFO:
+	case MRCD_CTL_QP_CONNECT:
+	case MRCD_CTL_QP_DESTROY:
+		if (!sess) {
+			*err = -EPERM;
+			snprintf(reason, reason_len, "%s: needs a client session (attach first)",
+				 mrcd_ctl_cmd_name(req->cmd));
+			return NULL;
+		}
+		break;
+	case MRCD_CTL_ATTACH:
+		*err = -EPERM;
+		snprintf(reason, reason_len, "attach: only on the control socket");
+		return NULL;
 	default:
 		break;
 	}
@@ -702,6 +825,12 @@ json_t *mrcd_ctl_execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req,
 		snprintf(reason, reason_len, "out of memory");
 	}
 	return x.result;
+}
+
+json_t *mrcd_ctl_execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req,
+			 int *err, char *reason, size_t reason_len)
+{
+	return execute(dp, req, NULL, err, reason, reason_len);
 }
 
 /* ---- the socket -------------------------------------------------------------------- */
@@ -721,6 +850,7 @@ int mrcd_ctl_open(struct mrcd_dp *dp, const struct mrcd_config *cfg,
 	for (unsigned i = 0; i < MRCD_CTL_MAX_CLIENTS; i++)
 		s->c[i].fd = -1;
 	s->dp = dp;
+	s->cfg = cfg;
 	s->lfd = -1;
 	snprintf(s->path, sizeof(s->path), "%s", cfg->control.socket);
 	memset(&a, 0, sizeof(a));
@@ -789,8 +919,29 @@ fail:
 	return rc;
 }
 
-static void client_close(struct client *c)
+static void sess_attach_fn(struct mrcd_dp *dp, void *arg)
 {
+	struct mrcd_client *c = arg;
+
+	if (mrcd_client_attach(dp, c) < 0)
+		c->id = 0; /* tells the caller */
+}
+
+static void sess_detach_fn(struct mrcd_dp *dp, void *arg)
+{
+	mrcd_client_detach(dp, arg, mrcd_dp_now_ns());
+}
+
+/* The connection is gone: a session's QPs are destroyed (their peers see the
+ * QP error), its regions deregistered and its arena unmapped. */
+static void client_close(struct mrcd_ctl_server *s, struct client *c)
+{
+	if (c->sess) {
+		MRCD_LOG(INFO, ctl, "client %u detached\n", c->sess->id);
+		mrcd_dp_call(s->dp, sess_detach_fn, c->sess, CALL_TIMEOUT_MS);
+		mrcd_client_free(c->sess);
+		c->sess = NULL;
+	}
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->buf);
@@ -814,6 +965,80 @@ static void send_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* attach: create the session's arena, hand it over with the reply. */
+static void handle_attach(struct mrcd_ctl_server *s, struct client *c, const struct mrcd_ctl_req *req)
+{
+	char reason[MRCD_CTL_REASON_MAX] = "";
+	struct mrcd_client *sess = NULL;
+	int arena_fd = -1, err = 0;
+	json_t *res = NULL;
+	char *out;
+
+	if (c->sess) {
+		err = -EBUSY;
+		snprintf(reason, sizeof(reason), "attach: this connection is attached already (client %u)", c->sess->id);
+	} else if (req->attach.abi != MRC_SHM_ABI_VERSION) {
+		err = -EPROTO;
+		snprintf(reason, sizeof(reason), "attach: client ABI %u, this daemon speaks ABI %u: "
+			 "rebuild the client against this mrcd's libmrc-client", req->attach.abi, MRC_SHM_ABI_VERSION);
+	} else {
+		err = mrcd_client_create(s->cfg, ++s->next_session, req->attach.heap_bytes,
+					 req->attach.sq_depth, req->attach.rq_depth, req->attach.cq_depth,
+					 &sess, &arena_fd, reason, sizeof(reason));
+		if (err == 0) {
+			mrcd_dp_call(s->dp, sess_attach_fn, sess, CALL_TIMEOUT_MS);
+			if (sess->id == 0) {
+				err = -ENOMEM;
+				snprintf(reason, sizeof(reason), "attach: out of memory");
+				mrcd_client_free(sess);
+				sess = NULL;
+			}
+		}
+	}
+	if (err == 0) {
+		res = json_object();
+		set_u64(res, "client", sess->id);
+		set_u64(res, "abi", MRC_SHM_ABI_VERSION);
+		set_u64(res, "arena_bytes", sess->size);
+		set_u64(res, "va_base", sess->va_base);
+		set_u64(res, "heap_ofs", sess->view.layout.heap_ofs);
+		set_u64(res, "heap_len", sess->view.layout.heap_len);
+		set_u64(res, "sq_ring", MRCD_CLIENT_SQ);
+		set_u64(res, "rq_ring", MRCD_CLIENT_RQ);
+		set_u64(res, "cq_ring", MRCD_CLIENT_CQ);
+		json_object_set_new(res, "fds", json_pack("[sss]", "arena", "cq_event", "doorbell"));
+	}
+	out = mrcd_ctl_reply(req, res, err, reason);
+	json_decref(res);
+	if (out && err == 0) {
+		int fds[3] = { arena_fd, sess->cq_efd, s->dp->doorbell };
+		char cbuf[CMSG_SPACE(sizeof(fds))];
+		struct iovec iov = { out, strlen(out) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+		ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+
+		if (w > 0 && (size_t)w < iov.iov_len)
+			send_all(c->fd, out + w, iov.iov_len - (size_t)w);
+		c->sess = sess;
+		MRCD_LOG(INFO, ctl, "client %u attached: arena %llu bytes\n", sess->id,
+			 (unsigned long long)sess->size);
+	} else if (out) {
+		send_all(c->fd, out, strlen(out));
+	}
+	free(out);
+	if (arena_fd >= 0)
+		close(arena_fd);
+}
+
 static void handle_line(struct mrcd_ctl_server *s, struct client *c, const char *line, size_t len)
 {
 	struct mrcd_ctl_req req;
@@ -825,8 +1050,12 @@ static void handle_line(struct mrcd_ctl_server *s, struct client *c, const char 
 	s->requests++;
 	memset(&req, 0, sizeof(req));
 	err = mrcd_ctl_parse(line, len, &req, reason, sizeof(reason));
+	if (err == 0 && req.cmd == MRCD_CTL_ATTACH) {
+		handle_attach(s, c, &req);
+		return;
+	}
 	if (err == 0)
-		res = mrcd_ctl_execute(s->dp, &req, &err, reason, sizeof(reason));
+		res = execute(s->dp, &req, c->sess, &err, reason, sizeof(reason));
 	if (err)
 		s->errors++;
 	out = mrcd_ctl_reply(&req, res, err, reason);
@@ -845,7 +1074,7 @@ static void client_read(struct mrcd_ctl_server *s, struct client *c)
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n <= 0) {
-		client_close(c);
+		client_close(s, c);
 		return;
 	}
 	for (ssize_t k = 0; k < n; k++) {
@@ -939,7 +1168,7 @@ void mrcd_ctl_close(struct mrcd_ctl_server *s)
 			static const char bye[] = "{\"v\":1,\"event\":\"shutdown\"}\n";
 
 			send_all(s->c[i].fd, bye, sizeof(bye) - 1);
-			client_close(&s->c[i]);
+			client_close(s, &s->c[i]);
 		}
 	if (s->lfd >= 0)
 		close(s->lfd);

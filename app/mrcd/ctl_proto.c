@@ -505,6 +505,73 @@ static int parse_st_id(struct ctx *c, const json_t *args, struct mrcd_ctl_req *r
 	return 0;
 }
 
+static int pow2_ok(struct ctx *c, const char *key, uint32_t v)
+{
+	if (v & (v - 1))
+		return fail(c, EINVAL, "args.%s: %u is not a power of two", key, v);
+	return 0;
+}
+
+static int parse_attach(struct ctx *c, const json_t *args, struct mrcd_ctl_req *req)
+{
+	int64_t heap = 64ll << 20;
+
+	RET_IF_ERR(get_u32(c, args, "abi", true, 1, 0xffffffff, &req->attach.abi));
+	RET_IF_ERR(get_int(c, args, "heap_bytes", false, 4096, 64ll << 30, &heap));
+	req->attach.heap_bytes = (uint64_t)heap;
+	req->attach.sq_depth = 4096;
+	req->attach.rq_depth = 4096;
+	req->attach.cq_depth = 8192;
+	RET_IF_ERR(get_u32(c, args, "sq_depth", false, 64, 1u << 20, &req->attach.sq_depth));
+	RET_IF_ERR(pow2_ok(c, "sq_depth", req->attach.sq_depth));
+	RET_IF_ERR(get_u32(c, args, "rq_depth", false, 64, 1u << 20, &req->attach.rq_depth));
+	RET_IF_ERR(pow2_ok(c, "rq_depth", req->attach.rq_depth));
+	RET_IF_ERR(get_u32(c, args, "cq_depth", false, 64, 1u << 20, &req->attach.cq_depth));
+	RET_IF_ERR(pow2_ok(c, "cq_depth", req->attach.cq_depth));
+	return 0;
+}
+
+static int parse_reg_mr(struct ctx *c, const json_t *args, struct mrcd_ctl_req *req)
+{
+	int64_t ofs = 0, len = 0;
+
+	RET_IF_ERR(get_int(c, args, "ofs", true, 0, (int64_t)1 << 40, &ofs));
+	RET_IF_ERR(get_int(c, args, "len", true, 1, (int64_t)1 << 40, &len));
+	RET_IF_ERR(get_u32(c, args, "access", true, 0, 3, &req->reg_mr.access));
+	req->reg_mr.ofs = (uint64_t)ofs;
+	req->reg_mr.len = (uint64_t)len;
+	return 0;
+}
+
+static int parse_dereg_mr(struct ctx *c, const json_t *args, struct mrcd_ctl_req *req)
+{
+	RET_IF_ERR(get_u32(c, args, "lkey", true, 0, 0xffffffff, &req->dereg_mr.lkey));
+	return 0;
+}
+
+static int parse_qp_create(struct ctx *c, const json_t *args, struct mrcd_ctl_req *req)
+{
+	int64_t uc = 0;
+
+	RET_IF_ERR(get_u32(c, args, "sq_depth", false, 1, 65536, &req->qp_create.sq_depth));
+	RET_IF_ERR(get_u32(c, args, "rq_depth", false, 1, 65536, &req->qp_create.rq_depth));
+	RET_IF_ERR(get_int(c, args, "user_ctx", false, 0, INT64_MAX, &uc));
+	req->qp_create.user_ctx = (uint64_t)uc;
+	return 0;
+}
+
+static int parse_qp_connect(struct ctx *c, const json_t *args, struct mrcd_ctl_req *req)
+{
+	RET_IF_ERR(get_u32(c, args, "qpn", true, 1, 0xffffff, &req->qp_connect.qpn));
+	RET_IF_ERR(get_hex(c, args, "peer_info", req->qp_connect.peer_info, MRCD_CTL_CONN_INFO_LEN));
+	return 0;
+}
+
+static const char *const keys_attach[] = {"abi", "heap_bytes", "sq_depth", "rq_depth", "cq_depth", NULL};
+static const char *const keys_reg_mr[] = {"ofs", "len", "access", NULL};
+static const char *const keys_dereg_mr[] = {"lkey", NULL};
+static const char *const keys_qp_create[] = {"sq_depth", "rq_depth", "user_ctx", NULL};
+static const char *const keys_qp_connect[] = {"qpn", "peer_info", NULL};
 static const char *const keys_qp[] = {"qpn", NULL};
 static const char *const keys_fault_set[] = {
 	"port", "ev_min", "ev_max", "direction", "drop_pct", "reorder_pct",
@@ -537,6 +604,13 @@ static const struct cmd_spec specs[MRCD_CTL_CMD_COUNT] = {
 	[MRCD_CTL_SELFTEST_RUN] = {keys_st_id, parse_st_id},
 	[MRCD_CTL_SELFTEST_STATUS] = {keys_st_id, parse_st_id},
 	[MRCD_CTL_SELFTEST_STOP] = {keys_st_id, parse_st_id},
+	[MRCD_CTL_ATTACH] = {keys_attach, parse_attach},
+	[MRCD_CTL_REG_MR] = {keys_reg_mr, parse_reg_mr},
+	[MRCD_CTL_DEREG_MR] = {keys_dereg_mr, parse_dereg_mr},
+	[MRCD_CTL_QP_CREATE] = {keys_qp_create, parse_qp_create},
+	[MRCD_CTL_QP_INFO] = {keys_qp, parse_qp},
+	[MRCD_CTL_QP_CONNECT] = {keys_qp_connect, parse_qp_connect},
+	[MRCD_CTL_QP_DESTROY] = {keys_qp, parse_qp},
 };
 
 static bool key_in(const char *const *keys, const char *k)

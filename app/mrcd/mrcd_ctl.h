@@ -51,7 +51,14 @@
 	X(SELFTEST_ACCEPT, "selftest_accept", "selftest: connect a receiving side: args {id, peer_info}") \
 	X(SELFTEST_RUN, "selftest_run", "selftest: begin sending: args {id}")  \
 	X(SELFTEST_STATUS, "selftest_status", "selftest: progress and results: args {id}") \
-	X(SELFTEST_STOP, "selftest_stop", "selftest: end one and free it: args {id}")
+	X(SELFTEST_STOP, "selftest_stop", "selftest: end one and free it: args {id}") \
+	X(ATTACH, "attach", "client: create this connection's arena (fds in the reply): args {abi, heap_bytes?, sq_depth?, rq_depth?, cq_depth?}") \
+	X(REG_MR, "reg_mr", "client: register arena heap bytes: args {ofs, len, access}") \
+	X(DEREG_MR, "dereg_mr", "client: deregister: args {lkey}") \
+	X(QP_CREATE, "qp_create", "client: create a QP: args {sq_depth?, rq_depth?, user_ctx?}") \
+	X(QP_INFO, "qp_info", "client: a QP's connection info: args {qpn}") \
+	X(QP_CONNECT, "qp_connect", "client: connect a QP to its peer: args {qpn, peer_info}") \
+	X(QP_DESTROY, "qp_destroy", "client: destroy a QP: args {qpn}")
 
 enum mrcd_ctl_cmd {
 	MRCD_CTL_INVALID = 0,
@@ -127,6 +134,23 @@ struct mrcd_ctl_req {
 			uint8_t peer_info[MRCD_CTL_CONN_INFO_LEN];
 		} st_accept;
 		struct { uint32_t id; } st;      /**< SELFTEST_RUN, _STATUS, _STOP */
+		struct {                         /**< ATTACH (docs/control.md, clients) */
+			uint32_t abi;            /**< the client's MRC_SHM_ABI_VERSION (required) */
+			uint64_t heap_bytes;     /**< default 64 MiB; 4 KiB..64 GiB (the
+						      daemon also applies limits.per_client) */
+			uint32_t sq_depth, rq_depth, cq_depth; /**< power of two, 64..1M;
+						      defaults 4096, 4096, 8192 */
+		} attach;
+		struct { uint64_t ofs, len; uint32_t access; } reg_mr; /**< access: bits 0..1 */
+		struct { uint32_t lkey; } dereg_mr;
+		struct {                         /**< QP_CREATE */
+			uint32_t sq_depth, rq_depth; /**< 0 = default; else 1..65536 */
+			uint64_t user_ctx;
+		} qp_create;
+		struct {                         /**< QP_CONNECT */
+			uint32_t qpn;
+			uint8_t peer_info[MRCD_CTL_CONN_INFO_LEN];
+		} qp_connect;                    /**< QP_INFO, QP_DESTROY use qp */
 	};
 };
 

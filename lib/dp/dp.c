@@ -401,6 +401,7 @@ void mrcd_dp_destroy(struct mrcd_dp *dp)
 				dp->ports[j].pool = NULL;
 		rte_mempool_free(mp);
 	}
+	free(dp->clients);          /* the sessions were detached by the control side */
 	if (dp->eng)
 		mrcp_engine_destroy(dp->eng);
 	if (dp->neigh)
@@ -1100,12 +1101,19 @@ static void idle_sleep(struct mrcd_dp *dp, uint64_t now, uint64_t max_ns)
 	}
 	if ((int64_t)(wake - now) < 2000)
 		return;
+	if (dp->pre_sleep && !dp->pre_sleep(dp, dp->sleep_arg)) {
+		if (dp->post_sleep)
+			dp->post_sleep(dp, dp->sleep_arg);
+		return;
+	}
 	d = wake - now;
 	ts.tv_sec = (time_t)(d / 1000000000u);
 	ts.tv_nsec = (long)(d % 1000000000u);
 	dp->wc.sleeps++;
 	if (ppoll(&pfd, 1, &ts, NULL) > 0)
 		(void)!read(dp->doorbell, &cnt, sizeof(cnt));
+	if (dp->post_sleep)
+		dp->post_sleep(dp, dp->sleep_arg);
 	dp->wc.sleep_ns += mrcd_dp_now_ns() - now;
 }
 

@@ -154,6 +154,11 @@ struct mrcd_dp {
 
 	struct mrcd_dp_worker_counters wc;
 	void *selftests;           /**< dp_selftest.c's table (worker-owned) */
+	void *clients;             /**< dp_client.c's session list (worker-owned) */
+	/* before an idle sleep: false = do not sleep (e.g. a client posted) */
+	bool (*pre_sleep)(struct mrcd_dp *dp, void *arg);
+	void (*post_sleep)(struct mrcd_dp *dp, void *arg);
+	void *sleep_arg;
 	/* per-QP EV transition counts, for selftests and mrcctl (worker-owned) */
 };
 
