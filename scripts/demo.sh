@@ -12,13 +12,21 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-bash scripts/setup.sh >/dev/null
+blog=$(mktemp /tmp/mrcd-demo-build.XXXXXX)
+run_quiet() { # run_quiet CMD...: show the output only when it fails
+	if ! "$@" > "$blog" 2>&1; then
+		cat "$blog"; echo "demo: failed: $*"; rm -f "$blog"; exit 1
+	fi
+}
+echo "== setup and build"
+run_quiet bash scripts/setup.sh
 if [ -f build/build.ninja ]; then
-	meson setup --reconfigure build >/dev/null
+	run_quiet meson setup --reconfigure build
 else
-	meson setup build >/dev/null
+	run_quiet meson setup build
 fi
-ninja -C build >/dev/null
+run_quiet ninja -C build
+rm -f "$blog"
 MRCD=$top/build/app/mrcd/mrcd
 MRCCTL=$top/build/app/mrcctl/mrcctl
 BYTES=${DEMO_BYTES:-2G}
