@@ -10,7 +10,12 @@
  *
  * Every function returns 0 (or a count) on success and a negative errno on
  * failure; mrc_last_error() gives a one-line reason for the context's last
- * failure. Thread safety is stated per function: "any thread" functions take
+ * failure. Besides the codes listed per function, every call that talks to
+ * the daemon ("any thread" functions other than mrc_alloc/mrc_free) can
+ * return -ETIMEDOUT (no reply within timeout_ms), -EPIPE (the daemon closed
+ * the session or announced shutdown), -EIO (a malformed, oversized or
+ * mismatched reply) and any errno the daemon answers with (docs/client-api.md).
+ * Thread safety is stated per function: "any thread" functions take
  * the context's control lock; the data-path functions are not thread-safe
  * per ring (one thread posts sends, one posts receives, one polls
  * completions, or the application serialises).
@@ -124,12 +129,16 @@ struct mrc_send_wr {
 };
 
 /** Post sends (one SQ ring per context: one thread, or serialise).
- *  Local checks only (opcode, SGE count, SGE inside the arena heap); the
+ *  Local checks only (opcode, flags, SGE count, SGE inside the arena heap,
+ *  and inside its region when the lkey is one this context registered); the
  *  daemon validates keys and bounds and answers a bad request with an error
  *  completion. @return the number posted (0..n; fewer when the ring is full),
- *  or -EINVAL for a malformed request (nothing after it is posted). */
+ *  or -EINVAL for a malformed request or a @qpn that is not a QP of this
+ *  context (every request is checked first: nothing is posted then). */
 int mrc_post_send(struct mrc_ctx *ctx, uint32_t qpn, const struct mrc_send_wr *wr, unsigned n);
-/** Post receive slots for incoming WriteImm. @return posted count or -errno. */
+/** Post receive slots for incoming WriteImm (one RQ ring per context: one
+ *  thread, or serialise). @return posted count (fewer when the ring is full)
+ *  or -EINVAL (NULL @wr_id, @qpn not a QP of this context). */
 int mrc_post_recv(struct mrc_ctx *ctx, uint32_t qpn, const uint64_t *wr_id, unsigned n);
 
 /* ---- completions ---------------------------------------------------------------- */

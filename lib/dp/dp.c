@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -880,6 +881,8 @@ static void rx_frame(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned
 
 static void rx_flush(struct mrcd_dp *dp, struct rxb *rb, uint64_t now)
 {
+	if (rb->n && dp->pre_rx)
+		dp->pre_rx(dp, dp->sleep_arg);
 	if (rb->n)
 		mrcp_rx_burst(dp->eng, rb->rx, rb->n, now);
 	if (rb->n_hold)
@@ -1168,7 +1171,11 @@ static int worker_main(void *arg)
 			dp->wc.busy_loops++;
 			last_work = now;
 			sleep_max = IDLE_SLEEP_MIN_NS;
-		} else if (adaptive && now - last_work > IDLE_GRACE_NS) {
+		} else if (adaptive && now - last_work <= IDLE_GRACE_NS) {
+			/* spinning for the next packet, but a client process that
+			 * shares this CPU gets it at once if it has work */
+			sched_yield();
+		} else if (adaptive) {
 			idle_sleep(dp, now, sleep_max);
 			if (sleep_max < IDLE_SLEEP_MAX_NS)
 				sleep_max *= 2;

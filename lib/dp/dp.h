@@ -159,6 +159,8 @@ struct mrcd_dp {
 	bool (*pre_sleep)(struct mrcd_dp *dp, void *arg);
 	void (*post_sleep)(struct mrcd_dp *dp, void *arg);
 	void *sleep_arg;
+	/* just before a burst goes to mrcp_rx_burst (client receive posts) */
+	void (*pre_rx)(struct mrcd_dp *dp, void *arg);
 	/* per-QP EV transition counts, for selftests and mrcctl (worker-owned) */
 };
 

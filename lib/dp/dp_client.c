@@ -342,12 +342,10 @@ static int post_recv_one(struct mrcd_dp *dp, struct mrcd_client *c, const struct
  * posted in order; what the engine cannot take yet (-EAGAIN: a full send or
  * receive queue, or max_wrs outstanding) stays at the head of the batch and
  * is retried first next time, so nothing is lost or reordered. */
-static bool client_poll(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t now)
+static bool client_poll_rq(struct mrcd_dp *dp, struct mrcd_client *c)
 {
 	bool work = false;
 
-	cq_flush(c);
-	/* receives first: a WriteImm may be on its way */
 	for (;;) {
 		if (c->rq_pos == c->rq_n) {
 			c->rq_pos = 0;
@@ -361,6 +359,15 @@ static bool client_poll(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t now)
 		c->rq_pos++;
 		work = true;
 	}
+	return work;
+}
+
+static bool client_poll(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t now)
+{
+	bool work;
+
+	cq_flush(c);
+	work = client_poll_rq(dp, c);
 	for (unsigned budget = 64; budget; budget--) {
 		if (c->sq_pos == c->sq_n) {
 			c->sq_pos = 0;
@@ -385,6 +392,17 @@ static bool clients_hook(struct mrcd_dp *dp, void *arg, uint64_t now)
 	for (struct mrcd_client *c = l->head; c; c = c->next)
 		work |= client_poll(dp, c, now);
 	return work;
+}
+
+/* Just before received packets go to the engine: take the receives clients
+ * posted, so a WriteImm never misses a receive that was posted before it
+ * arrived (a posted receive is visible to the "NIC" at once, as in verbs). */
+static void clients_pre_rx(struct mrcd_dp *dp, void *arg)
+{
+	struct client_list *l = arg;
+
+	for (struct mrcd_client *c = l->head; c; c = c->next)
+		client_poll_rq(dp, c);
 }
 
 /* Before the worker sleeps: every session's send and receive rings must be
@@ -428,6 +446,7 @@ static struct client_list *list_of(struct mrcd_dp *dp)
 			free(l);
 			return NULL;
 		}
+		dp->pre_rx = clients_pre_rx;
 		dp->pre_sleep = clients_pre_sleep;
 		dp->post_sleep = clients_post_sleep;
 		dp->sleep_arg = l;
