@@ -237,14 +237,6 @@ bool mrcd_client_owns_qp(const struct mrcd_client *c, uint32_t qpn)
 	return false;
 }
 
-static const struct mrcd_client_mr *mr_of(const struct mrcd_client *c, uint32_t lkey)
-{
-	for (unsigned i = 0; i < MRCD_CLIENT_MAX_MRS; i++)
-		if (c->mrs[i].used && c->mrs[i].lkey == lkey)
-			return &c->mrs[i];
-	return NULL;
-}
-
 static void wr_fail(struct mrcd_client *c, const struct mrc_shm_wr *w, uint8_t status)
 {
 	struct mrc_shm_cqe e;
@@ -267,23 +259,12 @@ static int post_one(struct mrcd_dp *dp, struct mrcd_client *c, const struct mrc_
 	uint32_t slot;
 	int rc;
 
-	if (!mrcd_client_owns_qp(c, w->qp) ||
-	    (w->opcode != MRC_SHM_OP_WRITE && w->opcode != MRC_SHM_OP_WRITE_IMM) ||
-	    w->num_sge > MRC_SHM_MAX_SGE) {
-		wr_fail(c, w, MRC_SHM_WC_GENERAL_ERR);
-		return 0;
-	}
-	for (unsigned i = 0; i < w->num_sge; i++) {
-		const struct mrcd_client_mr *m = mr_of(c, w->sge[i].lkey);
-		uint64_t ofs = w->sge[i].ofs, len = w->sge[i].len;
+	struct mrcd_wr_owner own = { c->qpns, c->n_qps, c->chk, MRCD_CLIENT_MAX_MRS, c->va_base };
+	uint8_t status;
 
-		if (!m || ofs < m->ofs || ofs + len > m->ofs + m->len || ofs + len < ofs) {
-			wr_fail(c, w, MRC_SHM_WC_LOC_PROT_ERR);
-			return 0;
-		}
-		sge[i].addr = c->va_base + ofs;
-		sge[i].len = (uint32_t)len;
-		sge[i].lkey = m->lkey;
+	if (mrcd_wr_check(&own, w, sge, &status) < 0) {
+		wr_fail(c, w, status);
+		return 0;
 	}
 	if (c->n_wr_free == 0)
 		return -EAGAIN;         /* limits.per_client.max_wrs outstanding */
@@ -483,6 +464,7 @@ void mrcd_client_detach(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t now)
 		if (c->mrs[i].used) {
 			mrcp_mr_dereg(dp->eng, c->mrs[i].lkey);
 			c->mrs[i].used = false;
+			c->chk[i].used = false;
 		}
 	if (!l)
 		return;
@@ -513,6 +495,7 @@ int mrcd_client_reg_mr(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t ofs, 
 	if (rc < 0)
 		return rc;
 	c->mrs[i] = (struct mrcd_client_mr){ true, *lkey, *rkey, ofs, len, access };
+	c->chk[i] = (struct mrcd_wr_mr){ true, *lkey, ofs, len };
 	memset(&d, 0, sizeof(d));
 	d.ofs = ofs;
 	d.len = len;
@@ -536,6 +519,7 @@ int mrcd_client_dereg_mr(struct mrcd_dp *dp, struct mrcd_client *c, uint32_t lke
 			if (rc < 0)
 				return rc;
 			c->mrs[i].used = false;
+			c->chk[i].used = false;
 			mrc_shm_region_clear(&c->view, i);
 			return 0;
 		}

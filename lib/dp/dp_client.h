@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "dp.h"
+#include "dp_wr.h"
 #include "mrc_shm.h"
 
 #define MRCD_CLIENT_RINGS 3          /* sq, rq, cq */
@@ -71,6 +72,7 @@ struct mrcd_client {
 	uint32_t max_qps, max_wrs;
 	/* state (worker) */
 	struct mrcd_client_mr mrs[MRCD_CLIENT_MAX_MRS];
+	struct mrcd_wr_mr chk[MRCD_CLIENT_MAX_MRS]; /* the same regions, for mrcd_wr_check */
 	uint32_t *qpns;
 	unsigned n_qps;
 	struct mrcd_client_wr *wrs; /* max_wrs entries */
