@@ -220,17 +220,18 @@ static int pick_ev(struct mrcp_engine *e, struct qp *qp, int exclude)
 }
 
 /* The EV for a retransmission of @en (D31): a GOOD EV other than the one
- * the lost copy used. A PSN that timed out more than once goes to another
- * plane when there is one: its copies keep dying on that plane, and every
- * RTO round costs a retry (D33), so trying the plane's EVs one by one can
- * exhaust the budget during a plane outage. */
+ * the lost copy used, and after a silent loss (inferred or RTO) one on
+ * another plane when there is one (D62): silence is how a failed plane
+ * shows itself, its other EVs are likely dead too, and a sparse flow (a
+ * credit return, a tail) that retries on the same plane loses a probe
+ * period (or an RTO, D33) per EV until every EV of the plane is retired. */
 static int pick_rtx_ev(struct mrcp_engine *e, struct qp *qp, const struct sb_entry *en)
 {
 	int ev;
 
 	if (qp->mode != MRCP_MODE_MRC)
 		return qp->rc_ev;
-	if (en->rtx_cause == CAUSE_RTO && en->tx_count >= 2 && e->cfg.n_ports > 1) {
+	if ((en->rtx_cause == CAUSE_RTO || en->rtx_cause == CAUSE_FAST) && e->cfg.n_ports > 1) {
 		ev = mrcp_ev_select(&qp->evs, e->now, en->ev, e->port_room & ~(1u << (en->port - 1)));
 		if (ev >= 0)
 			return ev;
