@@ -490,6 +490,52 @@ TEST(req, infer_losses__older_than_guard_is_resent_on_another_ev_as_retx)
 	fx_fini(&f);
 }
 
+static void two_planes(struct mrcp_engine_config *c, struct mrcp_qp_attr *a, struct mrcp_conn_info *ci)
+{
+	(void)a;
+	c->n_ports = 2;
+	fx_ip(&c->port_addr[1], 0, 2);
+	ci->n_ports = 2;
+	fx_ip(&ci->port_addr[1], 1, 2);
+	ci->port_status_mask = 3;
+}
+
+static uint64_t two_planes_seed;
+
+static void two_planes_seeded(struct mrcp_engine_config *c, struct mrcp_qp_attr *a, struct mrcp_conn_info *ci)
+{
+	two_planes(c, a, ci);
+	c->seed = two_planes_seed;
+}
+
+TEST(req, infer_losses__silent_loss_is_resent_on_another_plane)
+{
+	/* One packet goes silent; the plane it used still has GOOD EVs, so
+	 * plain D31 would pick either plane. Over 16 seeds every copy must
+	 * leave on the other plane (by chance: about 1 time in 10^4). */
+	for (two_planes_seed = 1; two_planes_seed <= 16; two_planes_seed++) {
+		struct fx f;
+		uint64_t guard;
+
+		fx_init_with(&f, two_planes_seeded);
+		guard = f.qp->target_qdelay_ns;
+		for (unsigned i = 0; i < 2; i++) {
+			f.now = T0 + i * 100;
+			ASSERT_EQ(0, post(&f, i + 1, MRCP_WR_WRITE, 0x100 * i, 64, 0));
+			ASSERT_EQ(1, drain(&f));
+		}
+		uint8_t port0 = sb(&f, 0)->port;
+
+		f.now = T0 + guard + 5000;
+		sack(&f, 0xFFFFFF, 2, 0x1, 0, 0); /* PSN 1 arrived, PSN 0 did not */
+		ASSERT_EQ(1, qc(&f).losses);
+		ASSERT_EQ(1, drain(&f));
+		ASSERT_TRUE(f.o[0].tx.rtx);
+		ASSERT_NE(port0, f.o[0].tx.port); /* D62 */
+		fx_fini(&f);
+	}
+}
+
 /* ---- mrcp__req_on_nack ----------------------------------------------------------------- */
 
 TEST(req, req_on_nack__trimmed_resends_at_once_on_another_ev_and_skips_it)
