@@ -81,6 +81,8 @@ static unsigned frame_room(const struct mrcd_config *cfg)
 	return (mtu + 14 + 4 + 64 + 1023) & ~1023u;
 }
 
+static void zc_free_cb(void *addr, void *opaque);
+
 /* ---- ports ------------------------------------------------------------------ */
 
 static int dev_name_of(const char *devargs, char *name, size_t cap)
@@ -346,6 +348,12 @@ int mrcd_dp_create(const struct mrcd_config *cfg, uint64_t seed, struct mrcd_dp 
 	rc = faults_setup(dp, seed, err, errlen);
 	if (rc < 0)
 		goto fail;
+	dp->zero_copy = rte_eal_iova_mode() == RTE_IOVA_VA;
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		dp->ports[i].zc_shinfo.free_cb = zc_free_cb;
+		dp->ports[i].zc_shinfo.fcb_opaque = NULL;
+		rte_mbuf_ext_refcnt_set(&dp->ports[i].zc_shinfo, 1);
+	}
 
 	mrcd_config_to_engine(cfg, &ecfg);
 	ecfg.seed = seed;
@@ -624,6 +632,110 @@ static void tx_frame(struct mrcd_dp *dp, struct txb *b, unsigned port, struct rt
 	}
 }
 
+/* ---- zero-copy transmit ---------------------------------------------------------- */
+
+/* Payload of at least MRCD_DP_ZC_MIN bytes leaves from where it lies (a
+ * client's arena, a selftest buffer) as external-buffer mbufs chained after
+ * a header mbuf, instead of being copied. Only where the device addresses
+ * memory by virtual address (IOVA as VA: --no-huge, virtual devices) and
+ * when no TX fault rule could hold or rewrite the frame; the ICRC then runs
+ * with lib/core's incremental CRC over the pieces. The engine guarantees the
+ * bytes stay put until the work request completes; a session or selftest
+ * that goes away first calls mrcd_dp_tx_quiesce() so no queued frame still
+ * points into its memory. */
+static void zc_free_cb(void *addr, void *opaque)
+{
+	(void)addr;
+	(void)opaque; /* never: the port holds one reference for good */
+}
+
+static bool zc_ok(const struct mrcd_dp *dp, unsigned port, const struct mrcp_tx *d)
+{
+	return dp->zero_copy && d->payload_len >= MRCD_DP_ZC_MIN &&
+	       !mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_TX);
+}
+
+static struct rte_mbuf *build_frame_zc(struct mrcd_dp *dp, unsigned port, const struct mrcp_tx *d,
+				       const struct mrcp_frame_tx *ftx, size_t hl, size_t mrc_len)
+{
+	struct mrcd_dp_port *p = &dp->ports[port];
+	struct rte_mbuf *m, *tail, *seg;
+	struct mrcp_icrc st;
+	uint8_t *f, *t;
+	size_t ip_off = mrcp_frame_icrc_off(ftx);
+
+	m = rte_pktmbuf_alloc(p->pool);
+	tail = rte_pktmbuf_alloc(p->pool);
+	if (!m || !tail) {
+		p->c.tx_no_mbuf++;
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(tail);
+		return NULL;
+	}
+	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hl + d->hdr_len));
+	t = (uint8_t *)rte_pktmbuf_append(tail, (uint16_t)(d->pad + MRCP_ICRC_LEN));
+	if (!f || !t || mrcp_frame_hdr_build(ftx, mrc_len, f, hl) < 0) {
+		p->c.tx_build_err++;
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(tail);
+		return NULL;
+	}
+	memcpy(f + hl, d->hdr, d->hdr_len);
+	if (mrcp_icrc_begin(&st, f + ip_off, hl + d->hdr_len - ip_off) < 0) {
+		p->c.tx_build_err++;
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(tail);
+		return NULL;
+	}
+	for (unsigned s = 0; s < d->n_seg; s++) {
+		seg = rte_pktmbuf_alloc(p->pool);
+		if (!seg || rte_pktmbuf_chain(m, seg) < 0) {
+			p->c.tx_no_mbuf++;
+			rte_pktmbuf_free(seg);
+			rte_pktmbuf_free(m);
+			rte_pktmbuf_free(tail);
+			return NULL;
+		}
+		rte_mbuf_ext_refcnt_update(&p->zc_shinfo, 1);
+		rte_pktmbuf_attach_extbuf(seg, (void *)(uintptr_t)d->seg[s].ptr,
+					  (rte_iova_t)(uintptr_t)d->seg[s].ptr,
+					  (uint16_t)d->seg[s].len, &p->zc_shinfo);
+		seg->data_len = (uint16_t)d->seg[s].len;
+		seg->pkt_len = seg->data_len;
+		m->pkt_len += seg->data_len;
+		mrcp_icrc_update(&st, d->seg[s].ptr, d->seg[s].len);
+	}
+	memset(t, 0, d->pad);
+	mrcp_icrc_update(&st, t, d->pad);
+	mrcp_icrc_store(t + d->pad, mrcp_icrc_finish(&st));
+	if (rte_pktmbuf_chain(m, tail) < 0) {
+		p->c.tx_build_err++;
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(tail);
+		return NULL;
+	}
+	p->c.tx_zero_copy++;
+	return m;
+}
+
+void mrcd_dp_tx_quiesce(struct mrcd_dp *dp)
+{
+	void *held[64];
+	unsigned n;
+
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		struct mrcd_dp_port *p = &dp->ports[i];
+
+		/* the engine resends what these frames carried */
+		rte_pktmbuf_free_bulk(p->pending, p->n_pending);
+		p->n_pending = 0;
+		while ((n = mrcd_delayq_drain(p->delay_tx, held, 64)) > 0)
+			rte_pktmbuf_free_bulk((struct rte_mbuf **)held, n);
+		/* and what the device still holds (a NIC DMAs after tx_burst) */
+		rte_eth_tx_done_cleanup(p->port_id, 0, 0);
+	}
+}
+
 static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d, uint64_t now)
 {
 	unsigned i = d->port - 1u;
@@ -673,6 +785,8 @@ static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d,
 	size_t mrc_len = (size_t)d->hdr_len + d->payload_len + d->pad;
 	size_t flen = hl + mrc_len + MRCP_ICRC_LEN;
 
+	if (zc_ok(dp, i, d) && !(ftx.l3 == MRCP_FRAME_IPV6 && pc->udp_checksum))
+		return build_frame_zc(dp, i, d, &ftx, hl, mrc_len);
 	m = rte_pktmbuf_alloc(p->pool);
 	if (!m) {
 		p->c.tx_no_mbuf++;

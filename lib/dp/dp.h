@@ -20,6 +20,8 @@
 #include "mrcd_config.h"
 #include "mrcp_engine.h"
 
+#include <rte_mbuf_core.h>
+
 struct rte_mempool;
 struct rte_mbuf;
 struct mrcd_neigh;
@@ -29,6 +31,7 @@ struct mrcd_dp;
 
 #define MRCD_DP_BURST 32
 #define MRCD_DP_TXQ_PENDING (4 * MRCD_DP_BURST) /* frames held for a full TX ring */
+#define MRCD_DP_ZC_MIN 512  /* payload bytes from which transmit is zero-copy */
 
 /* Per-port datapath counters: X(name, description). */
 #define MRCD_DP_PORT_COUNTERS(X)                                               \
@@ -42,6 +45,7 @@ struct mrcd_dp;
 	X(rx_admin_down, "frames dropped: port admin-down")                    \
 	X(tx_pkts, "frames sent")                                              \
 	X(tx_bytes, "bytes sent")                                              \
+	X(tx_zero_copy, "frames sent with their payload in place (external buffers)") \
 	X(tx_l2, "ARP/NDP/ICMP frames sent")                                   \
 	X(tx_ring_full, "TX bursts cut short by a full ring (back-pressure)")  \
 	X(tx_no_neigh, "MRC packets dropped: next hop unresolved")             \
@@ -89,6 +93,7 @@ struct mrcd_dp_port {
 	struct rte_mbuf *pending[MRCD_DP_TXQ_PENDING];
 	unsigned n_pending;
 	struct mrcd_delayq *delay_tx, *delay_rx; /**< fault injection */
+	struct rte_mbuf_ext_shared_info zc_shinfo; /**< every zero-copy payload mbuf's */
 	struct mrcd_dp_port_counters c;
 };
 
@@ -130,6 +135,7 @@ struct mrcd_dp {
 	unsigned worker_lcore;
 	uint64_t start_ns;
 	uint16_t ip_id;
+	bool zero_copy;            /**< IOVA is VA: payload may leave in place */
 
 	/* worker control */
 	atomic_bool stop;
@@ -207,6 +213,11 @@ void mrcd_dp_del_hook(struct mrcd_dp *dp, mrcd_dp_hook fn, void *arg);
 int mrcd_dp_port_admin(struct mrcd_dp *dp, unsigned port, bool up, uint64_t now_ns);
 /** Resolve a port reference: name, or 1-based plane. @return 0-based index or -ENOENT. */
 int mrcd_dp_port_lookup(const struct mrcd_dp *dp, const char *name, unsigned plane);
+
+/** Worker: drop every queued TX frame (pending or fault-delayed) and let
+ *  the devices release what they hold, before memory a zero-copy frame may
+ *  point into (a client arena, a selftest buffer) goes away. */
+void mrcd_dp_tx_quiesce(struct mrcd_dp *dp);
 
 /** One received frame through the ICRC check with DPDK's CRC (rte_net_crc):
  *  @ip is the innermost IP header, @len bytes to the end of the MRC pad;

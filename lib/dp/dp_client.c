@@ -460,6 +460,7 @@ void mrcd_client_detach(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t now)
 
 	while (c->n_qps)
 		mrcd_client_qp_destroy(dp, c, c->qpns[0], now);
+	mrcd_dp_tx_quiesce(dp); /* zero-copy frames must not outlive the arena */
 	for (unsigned i = 0; i < MRCD_CLIENT_MAX_MRS; i++)
 		if (c->mrs[i].used) {
 			mrcp_mr_dereg(dp->eng, c->mrs[i].lkey);

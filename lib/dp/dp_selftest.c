@@ -168,6 +168,7 @@ static void st_free(struct mrcd_dp *dp, struct st *s, uint64_t now)
 		mrcd_dp_disown_qp(dp, s->qpn);
 		mrcp_qp_destroy(dp->eng, s->qpn, now);
 	}
+	mrcd_dp_tx_quiesce(dp); /* no queued frame may still point into s->buf */
 	if (s->mr)
 		mrcp_mr_dereg(dp->eng, s->lkey);
 	if (s->buf)
