@@ -13,6 +13,14 @@ PIDS+=("$pid")
 check "embedded default answers status" wait_for 60 "$MRCCTL" -s "$sock" status
 check "version reports protocol 1" test "$("$MRCCTL" -s "$sock" --json version | jget 'd["protocol"]')" = 1
 check "one port, net_null" test "$("$MRCCTL" -s "$sock" --json ports | jget 'len(d)')" = 1
+# DPDK telemetry: dpdk-telemetry.py reaches mrcd's /mrcd/... commands
+if command -v dpdk-telemetry.py >/dev/null; then
+	out=$(printf '/mrcd/status\n/mrcd/ports\n' | timeout 20 dpdk-telemetry.py -f mrcd 2>&1)
+	echo "$out" | grep -q '"/mrcd/status": {"pid": '"$pid"
+	check "telemetry /mrcd/status answers with our pid" test $? -eq 0
+	echo "$out" | grep -q '"p0_rx_pkts"'
+	check "telemetry /mrcd/ports flattens the port counters" test $? -eq 0
+fi
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
