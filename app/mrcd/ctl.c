@@ -143,6 +143,15 @@ static void set_u64(json_t *o, const char *k, uint64_t v)
 	json_object_set_new(o, k, json_integer((json_int_t)v));
 }
 
+/* "info": a connection-info blob as the 416 hex digits peers exchange. */
+static void set_info(json_t *o, const uint8_t blob[MRCP_CONN_INFO_LEN])
+{
+	char hex[2 * MRCP_CONN_INFO_LEN + 1];
+
+	mrcd_ctl_hex_encode(blob, MRCP_CONN_INFO_LEN, hex);
+	json_object_set_new(o, "info", json_string(hex));
+}
+
 /* ---- executors (run on the worker) ------------------------------------------------ */
 
 struct exec {
@@ -579,7 +588,6 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 	}
 	case MRCD_CTL_SELFTEST_LISTEN: {
 		uint8_t info[MRCP_CONN_INFO_LEN];
-		char hex[2 * MRCP_CONN_INFO_LEN + 1];
 		uint32_t id;
 
 		rc = mrcd_st_listen(dp, r->st_listen.region_bytes, now, &id, info);
@@ -587,16 +595,14 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 			fail(x, rc, "selftest_listen: %s", strerror(-rc));
 			break;
 		}
-		mrcd_ctl_hex_encode(info, sizeof(info), hex);
 		x->result = json_object();
 		set_u64(x->result, "id", id);
-		json_object_set_new(x->result, "info", json_string(hex));
+		set_info(x->result, info);
 		set_u64(x->result, "region_bytes", r->st_listen.region_bytes);
 		break;
 	}
 	case MRCD_CTL_SELFTEST_START: {
 		uint8_t info[MRCP_CONN_INFO_LEN];
-		char hex[2 * MRCP_CONN_INFO_LEN + 1];
 		uint32_t id;
 
 		rc = mrcd_st_start(dp, r->st_start.peer_info, r->st_start.bytes, r->st_start.msg_size,
@@ -609,10 +615,9 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 			fail(x, rc, "selftest_start: %s", strerror(-rc));
 			break;
 		}
-		mrcd_ctl_hex_encode(info, sizeof(info), hex);
 		x->result = json_object();
 		set_u64(x->result, "id", id);
-		json_object_set_new(x->result, "info", json_string(hex));
+		set_info(x->result, info);
 		break;
 	}
 	case MRCD_CTL_SELFTEST_ACCEPT:
@@ -703,7 +708,6 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 			       (uint32_t)json_integer_value(json_object_get(x->result, "qpn"));
 		struct mrcp_conn_info ci;
 		uint8_t blob[MRCP_CONN_INFO_LEN];
-		char hex[2 * MRCP_CONN_INFO_LEN + 1];
 
 		if (!mrcd_client_owns_qp(x->sess, qpn) || mrcp_qp_local_info(dp->eng, qpn, &ci) < 0 ||
 		    mrcp_conn_info_encode(&ci, blob, sizeof(blob)) < 0) {
@@ -712,10 +716,9 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 			fail(x, -ENOENT, "args.qpn: no QP %" PRIu32 " in this client", qpn);
 			break;
 		}
-		mrcd_ctl_hex_encode(blob, sizeof(blob), hex);
 		if (!x->result)
 			x->result = json_object();
-		json_object_set_new(x->result, "info", json_string(hex));
+		set_info(x->result, blob);
 		break;
 	}
 	case MRCD_CTL_QP_CONNECT: {

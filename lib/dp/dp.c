@@ -370,11 +370,29 @@ fail:
 	return rc;
 }
 
-void mrcd_dp_destroy(struct mrcd_dp *dp)
+/* Free the frames a delay queue holds. */
+static void delayq_free_all(struct mrcd_delayq *q)
 {
 	void *held[64];
 	unsigned n;
 
+	if (!q)
+		return;
+	while ((n = mrcd_delayq_drain(q, held, 64)) > 0)
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)held, n);
+}
+
+/* Drop every frame queued for transmission on @p (a full ring's leftovers,
+ * fault-delayed frames); the engine resends what they carried. */
+static void port_drop_tx(struct mrcd_dp_port *p)
+{
+	rte_pktmbuf_free_bulk(p->pending, p->n_pending);
+	p->n_pending = 0;
+	delayq_free_all(p->delay_tx);
+}
+
+void mrcd_dp_destroy(struct mrcd_dp *dp)
+{
 	if (!dp)
 		return;
 	mrcd_dp_stop(dp);
@@ -390,12 +408,8 @@ void mrcd_dp_destroy(struct mrcd_dp *dp)
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		struct mrcd_dp_port *p = &dp->ports[i];
 
-		rte_pktmbuf_free_bulk(p->pending, p->n_pending);
-		p->n_pending = 0;
-		for (struct mrcd_delayq *q = p->delay_tx; q; q = q == p->delay_tx ? p->delay_rx : NULL) {
-			while ((n = mrcd_delayq_drain(q, held, 64)) > 0)
-				rte_pktmbuf_free_bulk((struct rte_mbuf **)held, n);
-		}
+		port_drop_tx(p);
+		delayq_free_all(p->delay_rx);
 		mrcd_delayq_destroy(p->delay_tx);
 		mrcd_delayq_destroy(p->delay_rx);
 	}
@@ -590,24 +604,24 @@ static void txb_add(struct mrcd_dp *dp, struct txb *b, unsigned port, struct rte
 		port_flush(dp, port, &b[port]);
 }
 
-/* Send one frame the fault stage may drop, delay, copy or damage. */
-static void tx_frame(struct mrcd_dp *dp, struct txb *b, unsigned port, struct rte_mbuf *m,
-		     uint32_t ev, uint64_t now)
+/* The fault stage, for either direction (a rule matched @port/@dir/@ev):
+ * damage @m as the verdict says, copy it, and hold what is delayed in the
+ * port's delay queue. @return how many frames go on now (0..2), in @out. */
+static unsigned fault_stage(struct mrcd_dp *dp, unsigned port, enum mrcd_fault_dir dir, uint32_t ev,
+			    struct rte_mbuf *m, uint64_t now, struct rte_mbuf *out[2])
 {
 	struct mrcd_dp_port *p = &dp->ports[port];
+	struct mrcd_delayq *q = dir == MRCD_FAULT_TX ? p->delay_tx : p->delay_rx;
 	struct mrcd_fault_verdict v;
 	struct rte_mbuf *dup = NULL;
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	unsigned n = 0;
 
-	if (!mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_TX)) {
-		txb_add(dp, b, port, m);
-		return;
-	}
-	mrcd_fault_decide(dp->faults, (uint8_t)port, MRCD_FAULT_TX, ev, &v);
+	mrcd_fault_decide(dp->faults, (uint8_t)port, dir, ev, &v);
 	if (v.drop) {
 		rte_pktmbuf_free(m);
-		return;
+		return 0;
 	}
-	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	if (v.trim) {
 		size_t nl;
 
@@ -621,15 +635,30 @@ static void tx_frame(struct mrcd_dp *dp, struct txb *b, unsigned port, struct rt
 	if (v.copies > 1)
 		dup = rte_pktmbuf_copy(m, p->pool, 0, UINT32_MAX);
 	for (struct rte_mbuf *x = m; x; x = x == m ? dup : NULL) {
-		if (v.delay_ns) {
-			if (mrcd_delayq_push(p->delay_tx, x, now + v.delay_ns) < 0) {
-				p->c.fault_delayq_full++;
-				rte_pktmbuf_free(x);
-			}
-		} else {
-			txb_add(dp, b, port, x);
+		if (!v.delay_ns) {
+			out[n++] = x;
+		} else if (mrcd_delayq_push(q, x, now + v.delay_ns) < 0) {
+			p->c.fault_delayq_full++;
+			rte_pktmbuf_free(x);
 		}
 	}
+	return n;
+}
+
+/* Send one frame the fault stage may drop, delay, copy or damage. */
+static void tx_frame(struct mrcd_dp *dp, struct txb *b, unsigned port, struct rte_mbuf *m,
+		     uint32_t ev, uint64_t now)
+{
+	struct rte_mbuf *out[2];
+	unsigned n;
+
+	if (!mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_TX)) {
+		txb_add(dp, b, port, m);
+		return;
+	}
+	n = fault_stage(dp, port, MRCD_FAULT_TX, ev, m, now, out);
+	for (unsigned k = 0; k < n; k++)
+		txb_add(dp, b, port, out[k]);
 }
 
 /* ---- zero-copy transmit ---------------------------------------------------------- */
@@ -720,19 +749,10 @@ static struct rte_mbuf *build_frame_zc(struct mrcd_dp *dp, unsigned port, const 
 
 void mrcd_dp_tx_quiesce(struct mrcd_dp *dp)
 {
-	void *held[64];
-	unsigned n;
-
 	for (unsigned i = 0; i < dp->n_ports; i++) {
-		struct mrcd_dp_port *p = &dp->ports[i];
-
-		/* the engine resends what these frames carried */
-		rte_pktmbuf_free_bulk(p->pending, p->n_pending);
-		p->n_pending = 0;
-		while ((n = mrcd_delayq_drain(p->delay_tx, held, 64)) > 0)
-			rte_pktmbuf_free_bulk((struct rte_mbuf **)held, n);
+		port_drop_tx(&dp->ports[i]);
 		/* and what the device still holds (a NIC DMAs after tx_burst) */
-		rte_eth_tx_done_cleanup(p->port_id, 0, 0);
+		rte_eth_tx_done_cleanup(dp->ports[i].port_id, 0, 0);
 	}
 }
 
@@ -926,36 +946,11 @@ static void rx_frame(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned
 		return;
 	}
 	if (!faulted && mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_RX)) {
-		struct mrcd_fault_verdict fv;
-		struct rte_mbuf *dup = NULL;
+		struct rte_mbuf *out[2];
+		unsigned n = fault_stage(dp, port, MRCD_FAULT_RX, v.ev, m, now, out);
 
-		mrcd_fault_decide(dp->faults, (uint8_t)port, MRCD_FAULT_RX, v.ev, &fv);
-		if (fv.drop) {
-			rte_pktmbuf_free(m);
-			return;
-		}
-		if (fv.trim) {
-			size_t nl;
-
-			if (mrcd_fault_trim(f, m->data_len, dp->rx_cfg.dscp.dscp[MRCP_DSCP_CLASS_TRIMMED], &nl) == 0)
-				rte_pktmbuf_trim(m, (uint16_t)(m->data_len - nl));
-		}
-		if (fv.corrupt)
-			mrcd_fault_corrupt(dp->faults, f, m->data_len);
-		if (fv.ecn_ce)
-			mrcd_fault_ecn_mark(f, m->data_len);
-		if (fv.copies > 1)
-			dup = rte_pktmbuf_copy(m, p->pool, 0, UINT32_MAX);
-		for (struct rte_mbuf *x = m; x; x = x == m ? dup : NULL) {
-			if (fv.delay_ns) {
-				if (mrcd_delayq_push(p->delay_rx, x, now + fv.delay_ns) < 0) {
-					p->c.fault_delayq_full++;
-					rte_pktmbuf_free(x);
-				}
-			} else {
-				rx_frame(dp, rb, b, port, x, true, now);
-			}
-		}
+		for (unsigned k = 0; k < n; k++)
+			rx_frame(dp, rb, b, port, out[k], true, now);
 		return;
 	}
 	if (v.trim == MRCP_TRIM_NONE) {
@@ -1041,7 +1036,7 @@ static unsigned rx_port(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsig
 
 /* ---- completions and events ---------------------------------------------------------- */
 
-static unsigned drain_cq(struct mrcd_dp *dp)
+unsigned mrcd_dp_drain_cq(struct mrcd_dp *dp)
 {
 	struct mrcp_wc wc[64];
 	unsigned n, total = 0;
@@ -1273,7 +1268,7 @@ static int worker_main(void *arg)
 		for (unsigned h = 0; h < dp->n_hooks; h++)
 			work += dp->hooks[h].fn(dp, dp->hooks[h].arg, now);
 		work += tx_engine(dp, b, now);
-		work += drain_cq(dp);
+		work += mrcd_dp_drain_cq(dp);
 		work += drain_events(dp);
 		for (unsigned i = 0; i < dp->n_ports; i++)
 			port_flush(dp, i, &b[i]);

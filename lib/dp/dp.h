@@ -205,6 +205,9 @@ int mrcd_dp_own_qp(struct mrcd_dp *dp, uint32_t qpn,
 		   void (*on_event)(struct mrcd_dp *, void *, const struct mrcp_event *),
 		   void *ctx);
 void mrcd_dp_disown_qp(struct mrcd_dp *dp, uint32_t qpn);
+/** Worker context: hand every completion the engine holds to its QP's owner.
+ *  @return completions taken. */
+unsigned mrcd_dp_drain_cq(struct mrcd_dp *dp);
 /** Worker context (or before start): add a per-iteration hook. */
 int mrcd_dp_add_hook(struct mrcd_dp *dp, mrcd_dp_hook fn, void *arg);
 void mrcd_dp_del_hook(struct mrcd_dp *dp, mrcd_dp_hook fn, void *arg);

@@ -558,22 +558,7 @@ int mrcd_client_qp_destroy(struct mrcd_dp *dp, struct mrcd_client *c, uint32_t q
 			/* flushed sends come back through on_wc (still owned):
 			 * the client sees FLUSH_ERR for each, and the slots free */
 			mrcp_qp_destroy(dp->eng, qpn, now);
-			{
-				struct mrcp_wc wc[64];
-				unsigned n;
-
-				/* drain now so the completions find their owner */
-				while ((n = mrcp_poll_cq(dp->eng, wc, 64)) > 0)
-					for (unsigned k = 0; k < n; k++) {
-						struct mrcd_dp_qp_owner *o = NULL;
-
-						for (unsigned j = 0; j < MRCD_DP_MAX_OWNERS; j++)
-							if (dp->owners[j].qpn == wc[k].qpn)
-								o = &dp->owners[j];
-						if (o && o->on_wc)
-							o->on_wc(dp, o->ctx, &wc[k]);
-					}
-			}
+			mrcd_dp_drain_cq(dp); /* now, while the QP still has its owner */
 			mrcd_dp_disown_qp(dp, qpn);
 			c->qpns[i] = c->qpns[--c->n_qps];
 			return 0;
