@@ -51,11 +51,7 @@ ctl() { "$MRCCTL" -s "$T/$1.sock" "${@:2}"; }
 jget() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 links_up() { [ "$(ctl "$1" --json ports | jget 'all(p["link"] == "up" for p in d)')" = True ]; }
 
-for n in a b; do
-	sed -e "s#/tmp/mrcd-demo#$T#g" -e "s#\"mrcd-$n\"#\"mrcd-demo-$$-$n\"#" \
-		-e "s#socket: .*/mrcd-$n.sock#socket: $T/$n.sock#" \
-		"config/four-planes-memif-$n.yaml" > "$T/$n.yaml"
-done
+bash scripts/memif-pair-configs.sh "$T" "mrcd-demo-$$"
 
 echo "== starting two mrcd daemons, 4 memif planes (10 Gb/s each nominal)"
 "$MRCD" -c "$T/a.yaml" > "$T/a.log" 2>&1 & PIDS+=($!)

@@ -31,10 +31,8 @@ wait_for() {
 	done
 }
 up() { [ "$("$CTL" -s "$T/$1.sock" --json ports | python3 -c 'import json,sys; print(all(p["link"] == "up" for p in json.load(sys.stdin)))')" = True ]; }
+bash "$top/scripts/memif-pair-configs.sh" "$T" "mrcd-bench-$$"
 for n in a b; do
-	sed -e "s#/tmp/mrcd-demo#$T#g" -e "s#\"mrcd-$n\"#\"mrcd-bench-$$-$n\"#" \
-		-e "s#socket: .*/mrcd-$n.sock#socket: $T/$n.sock#" \
-		"$top/config/four-planes-memif-$n.yaml" > "$T/$n.yaml"
 	"$MRCD" -c "$T/$n.yaml" > "$T/$n.log" 2>&1 &
 	PIDS+=($!)
 	wait_for 60 "$CTL" -s "$T/$n.sock" status

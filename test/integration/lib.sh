@@ -56,12 +56,7 @@ ctlj() { "$MRCCTL" -s "$T/$1.sock" --json "${@:2}"; }
 # configs in $T. b has no static neighbours unless B_STATIC=1, so it
 # resolves a by ARP.
 make_configs() {
-	local tag
-	tag="mrcd-it-$(basename "$T")"
-	sed -e "s#/tmp/mrcd-demo#$T#g" -e "s#--file-prefix\", \"mrcd-a\"#--file-prefix\", \"$tag-a\"#" \
-		"$TOP/config/four-planes-memif-a.yaml" > "$T/a.yaml"
-	sed -e "s#/tmp/mrcd-demo#$T#g" -e "s#--file-prefix\", \"mrcd-b\"#--file-prefix\", \"$tag-b\"#" \
-		"$TOP/config/four-planes-memif-b.yaml" > "$T/b.yaml"
+	bash "$TOP/scripts/memif-pair-configs.sh" "$T" "mrcd-it-$(basename "$T")"
 	if [ "${B_STATIC:-0}" != 1 ]; then
 		python3 - "$T/b.yaml" <<'PY'
 import re, sys
@@ -71,9 +66,6 @@ s = re.sub(r"neighbours:\n(  - .*\n)+", "", s)
 open(p, "w").write(s)
 PY
 	fi
-	# control sockets in $T
-	sed -i -e "s#socket: .*/mrcd-a.sock#socket: $T/a.sock#" "$T/a.yaml"
-	sed -i -e "s#socket: .*/mrcd-b.sock#socket: $T/b.sock#" "$T/b.yaml"
 }
 
 start_daemon() { # start_daemon NAME [extra mrcd args]
