@@ -50,6 +50,8 @@ static int config_check(const struct mrcp_engine_config *c)
 		return -EINVAL; /* D3 */
 	if (c->max_qps == 0 || c->max_qps > (1u << 16) || c->max_mrs == 0 || c->max_mrs > (1u << 24))
 		return -EINVAL;
+	if (c->shard >= MRCP_SHARDS)
+		return -EINVAL; /* D63 */
 	if (c->max_peers == 0 || c->cq_size == 0 || c->event_queue_size == 0 || c->ctl_queue_size == 0)
 		return -EINVAL;
 	if (c->timeout > 24 || c->linear_cnt > 7 || c->exp_cnt > 25 || c->mpr == 0)

@@ -67,8 +67,8 @@ struct peer {
 	uint8_t n_ports;
 	struct mrcp_ip port_addr[MRCP_MAX_PORTS];
 	uint32_t remote_up;      /* the peer's port mask (D49) */
-	bool psu_seen;
-	uint16_t psu_last_seq;   /* last PORT_STATUS_UPDATE applied */
+	uint8_t psu_seen;        /* bit s: an update from the peer's shard s was applied */
+	uint16_t psu_last_seq[MRCP_SHARDS]; /* last PORT_STATUS_UPDATE applied, per shard (D63) */
 	/* our PORT_STATUS_UPDATEs to it (D50) */
 	uint16_t psu_seq;
 	uint8_t psu_tries_left;

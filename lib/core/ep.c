@@ -108,11 +108,20 @@ static void ep_arm(struct mrcp_engine *e)
 		mrcp_timer_arm(&e->wheel, &e->ep_timer, d);
 }
 
+/* D11: an endpoint request's PSN is its 16-bit request id; D63: bits 23:16
+ * carry the shard of the engine that sent it, so that a node running one
+ * engine per lcore can steer the response back to the sender and order
+ * port-status updates per sending engine. */
+static uint32_t ep_req_psn(const struct mrcp_engine *e, uint16_t id)
+{
+	return (uint32_t)e->cfg.shard << 16 | id;
+}
+
 static void send_psu(struct mrcp_engine *e, struct peer *p)
 {
 	struct mrcp_pkt pkt;
 
-	mrcp_pkt_init(&pkt, MRCP_OP_EP_REQUEST, MRCP_QPN_ENDPOINT, p->psu_seq); /* D11 */
+	mrcp_pkt_init(&pkt, MRCP_OP_EP_REQUEST, MRCP_QPN_ENDPOINT, ep_req_psn(e, p->psu_seq)); /* D11, D63 */
 	pkt.erth.op = MRCP_EP_PORT_STATUS_UPDATE;
 	pkt.erth.port_status_mask = p->psu_mask;
 	pkt.erth.tx_timestamp = mrcp__ts_now(e->now);
@@ -212,7 +221,7 @@ int mrcp_ev_probe(struct mrcp_engine *e, const struct mrcp_ip *node, uint8_t por
 		}
 	if (slot == NULL)
 		return -EBUSY;
-	mrcp_pkt_init(&pkt, MRCP_OP_EP_REQUEST, MRCP_QPN_ENDPOINT, ++p->probe_req_id);
+	mrcp_pkt_init(&pkt, MRCP_OP_EP_REQUEST, MRCP_QPN_ENDPOINT, ep_req_psn(e, ++p->probe_req_id));
 	pkt.erth.op = MRCP_EP_EV_PROBE;
 	pkt.erth.port_status_mask = e->port_up; /* D51 */
 	pkt.erth.tx_timestamp = mrcp__ts_now(now_ns);
@@ -233,20 +242,23 @@ static void on_request(struct mrcp_engine *e, struct peer *p, const struct mrcp_
 {
 	struct mrcp_pkt resp;
 	uint16_t req_id = (uint16_t)pkt->bth.psn;
+	unsigned shard = (pkt->bth.psn >> 16) & (MRCP_SHARDS - 1);
 
 	if (pkt->erth.op == MRCP_EP_PORT_STATUS_UPDATE && p != NULL) {
-		/* ignore an update older than the last applied (§7) */
-		if (p->psu_seen && mrcp_msn_diff(req_id, p->psu_last_seq) <= 0) {
+		/* ignore an update older than the last applied (§7), in the
+		 * order of the engine that sent it (D63) */
+		if ((p->psu_seen & (1u << shard)) && mrcp_msn_diff(req_id, p->psu_last_seq[shard]) <= 0) {
 			e->c.ep_stale++;
 		} else {
-			p->psu_seen = true;
-			p->psu_last_seq = req_id;
+			p->psu_seen |= (uint8_t)(1u << shard);
+			p->psu_last_seq[shard] = req_id;
 			apply_remote_mask(e, p, pkt->erth.port_status_mask);
 		}
 	} else if (pkt->erth.op == MRCP_EP_EV_PROBE && p != NULL) {
 		apply_remote_mask(e, p, pkt->erth.port_status_mask); /* D51 */
 	}
-	mrcp_pkt_init(&resp, MRCP_OP_EP_RESPONSE, MRCP_QPN_ENDPOINT, req_id);
+	/* D63: the response echoes the whole PSN, the sender's shard included */
+	mrcp_pkt_init(&resp, MRCP_OP_EP_RESPONSE, MRCP_QPN_ENDPOINT, pkt->bth.psn & MRCP_PSN_MASK);
 	resp.eeth.op = pkt->erth.op;
 	resp.eeth.rx_port = rx->port;
 	resp.eeth.status = 0;
@@ -264,6 +276,10 @@ static void on_response(struct mrcp_engine *e, struct peer *p, const struct mrcp
 
 	if (p == NULL)
 		return;
+	if (mrcp_ep_psn_shard(pkt->bth.psn) != e->cfg.shard) { /* D63: another engine's */
+		e->c.ep_stale++;
+		return;
+	}
 	if (pkt->eeth.op == MRCP_EP_PORT_STATUS_UPDATE) {
 		if (req_id == (uint16_t)p->psu_seq)
 			p->psu_tries_left = 0; /* acknowledged (D50) */

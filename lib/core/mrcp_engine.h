@@ -68,7 +68,18 @@ struct mrcp_engine_config {
 	struct mrcp_cc_params cc_params;
 	bool cc_per_qp;           /**< D53: cc_scope qp instead of per peer */
 	bool place_payload;       /**< copy payload to its VA (default true; off only in benchmarks) */
+	uint8_t shard;            /**< D63: this engine's index among the node's engines
+	                           *   (0..MRCP_SHARDS-1, default 0): the top bits of its
+	                           *   QPNs and bits 23:16 of its endpoint request PSNs */
 };
+
+/** D63: a node may run up to MRCP_SHARDS engines (one per lcore). */
+#define MRCP_SHARDS 4
+#define MRCP_SHARD_QPN_SHIFT 22 /* QPN bits 23:22 name the engine that owns the QP */
+/** The shard (engine index) that owns local QPN @qpn. */
+static inline unsigned mrcp_qpn_shard(uint32_t qpn) { return (qpn >> MRCP_SHARD_QPN_SHIFT) & (MRCP_SHARDS - 1); }
+/** The shard that sent the endpoint request a response with PSN @psn answers. */
+static inline unsigned mrcp_ep_psn_shard(uint32_t psn) { return (psn >> 16) & (MRCP_SHARDS - 1); }
 
 /** Fill @c with the defaults of the brief (D25, D32, D41, D52...). */
 void mrcp_engine_config_defaults(struct mrcp_engine_config *c);
@@ -360,7 +371,7 @@ void mrcp_qp_set_backlog(struct mrcp_engine *e, uint32_t qpn, uint8_t percent);
 	X(events_dropped, "events dropped: event queue full")                  \
 	X(ep_rx, "endpoint operations received")                               \
 	X(ep_tx, "endpoint operations sent")                                   \
-	X(ep_stale, "stale port-status updates ignored")                       \
+	X(ep_stale, "stale port-status updates and other engines' responses ignored")                       \
 	X(port_down_events, "local port down events")
 
 /** Per-QP counters. */

@@ -238,11 +238,14 @@ int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t
 		return -ENOSPC;
 	memset(qp, 0, sizeof(*qp));
 	qp->slot = (uint32_t)(qp - e->qps);
-	qp->qpn = ((e->qpn_seq++ << e->qp_slot_bits) | qp->slot) & MRCP_QPN_MASK;
+	/* D63: bits 23:22 are the engine's shard, then a sequence, then the slot */
+	const uint32_t low = (1u << MRCP_SHARD_QPN_SHIFT) - 1;
+	qp->qpn = ((e->qpn_seq++ << e->qp_slot_bits) | qp->slot) & low;
 	if ((qp->qpn >> e->qp_slot_bits) == 0) { /* sequence wrapped: skip 0..3 */
 		e->qpn_seq = 1;
-		qp->qpn = ((e->qpn_seq++ << e->qp_slot_bits) | qp->slot) & MRCP_QPN_MASK;
+		qp->qpn = ((e->qpn_seq++ << e->qp_slot_bits) | qp->slot) & low;
 	}
+	qp->qpn |= (uint32_t)e->cfg.shard << MRCP_SHARD_QPN_SHIFT;
 	qp->attr = attr;
 	qp->mode = (uint8_t)attr.mode;
 	qp->user_ctx = attr.user_ctx;

@@ -34,7 +34,7 @@ struct fx {
 	uint32_t lkey, rkey;
 };
 
-static void fx_init(struct fx *f)
+static void fx_init_shard(struct fx *f, uint8_t shard)
 {
 	struct mrcp_engine_config c;
 	struct mrcp_conn_info ci;
@@ -49,6 +49,7 @@ static void fx_init(struct fx *f)
 	c.mtu = 1024;
 	c.ev.n_active = 4 * PORTS;
 	c.ev.n_backup = 2 * PORTS;
+	c.shard = shard;
 	ASSERT_EQ(0, mrcp_engine_create(&c, &f->e));
 	f->buf = calloc(1, 1u << 20);
 	ASSERT_EQ(0, mrcp_mr_reg(f->e, 0x10000000ull, 1u << 20, f->buf, MRCP_ACCESS_LOCAL_WRITE, &f->lkey, &f->rkey));
@@ -69,6 +70,11 @@ static void fx_init(struct fx *f)
 	f->now = T0;
 	ASSERT_EQ(0, mrcp_qp_connect(f->e, f->qpn, &ci, f->now));
 	f->peer_node = ci.node_addr;
+}
+
+static void fx_init(struct fx *f)
+{
+	fx_init_shard(f, 0);
 }
 
 static void fx_fini(struct fx *f)
@@ -125,7 +131,7 @@ static void rx_ep(struct fx *f, const struct mrcp_pkt *p, uint8_t port)
 }
 
 /* The peer's PORT_STATUS_UPDATE with sequence @seq and @mask, on @port. */
-static void rx_psu(struct fx *f, uint16_t seq, uint32_t mask, uint8_t port)
+static void rx_psu(struct fx *f, uint32_t seq, uint32_t mask, uint8_t port)
 {
 	struct mrcp_pkt p;
 
@@ -138,7 +144,7 @@ static void rx_psu(struct fx *f, uint16_t seq, uint32_t mask, uint8_t port)
 }
 
 /* The peer's EETH answering request @seq of kind @op. */
-static void rx_eeth(struct fx *f, uint8_t op, uint16_t seq, uint32_t mask, uint16_t ts, uint16_t svc, uint8_t port)
+static void rx_eeth(struct fx *f, uint8_t op, uint32_t seq, uint32_t mask, uint16_t ts, uint16_t svc, uint8_t port)
 {
 	struct mrcp_pkt p;
 
@@ -496,5 +502,56 @@ TEST(ep, on_response__psu_ack_still_counts_after_an_ev_probe)
 	ASSERT_EQ(0, peer(&f)->psu_tries_left);                  /* got 2 */
 	f.now = T0 + PSU_INTERVAL_NS + 2 * TICK;
 	ASSERT_EQ(0, drain(&f)); /* got 2: "EP_REQ op 0 seq 2 mask 0x5 ..." */
+	fx_fini(&f);
+}
+
+/* ---- D63: several engines per node ------------------------------------------------ */
+
+TEST(ep, on_request__psus_are_ordered_per_sending_shard)
+{
+	struct fx f;
+
+	fx_init(&f);
+	rx_psu(&f, 1u << 16 | 9, 0x6, 1);   /* the peer's engine 1, its update 9 */
+	rx_psu(&f, 0u << 16 | 2, 0x5, 1);   /* engine 0's update 2: its own order */
+	ASSERT_EQ(0x5, peer(&f)->remote_up);
+	ASSERT_EQ(0, ec(&f).ep_stale);
+	rx_psu(&f, 1u << 16 | 8, 0x7, 1);   /* older than engine 1's 9 */
+	ASSERT_EQ(1, ec(&f).ep_stale);
+	ASSERT_EQ(0x5, peer(&f)->remote_up);
+	ASSERT_EQ(3, drain(&f));
+	/* every answer echoes the request's whole PSN, shard included */
+	ASSERT_EQ(1u << 16 | 9, f.p[0].bth.psn);
+	ASSERT_EQ(2, f.p[1].bth.psn);
+	ASSERT_EQ(1u << 16 | 8, f.p[2].bth.psn);
+	fx_fini(&f);
+}
+
+TEST(ep, ev_probe__shard_in_the_request_and_other_shards_answers_ignored)
+{
+	struct fx f;
+	struct mrcp_event ev[4];
+	uint32_t psn;
+
+	fx_init_shard(&f, 2);
+	ASSERT_EQ(2, mrcp_qpn_shard(f.qpn));
+	ASSERT_EQ(0, mrcp_ev_probe(f.e, &f.peer_node, 1, 0x1234, f.now));
+	ASSERT_EQ(1, drain(&f));
+	psn = f.p[0].bth.psn;
+	ASSERT_EQ(2, mrcp_ep_psn_shard(psn));
+	/* the same request id from another engine of ours: not this probe */
+	rx_eeth(&f, MRCP_EP_EV_PROBE, (psn & 0xFFFF) | 1u << 16, 0x7, f.p[0].erth.tx_timestamp, 0, 1);
+	ASSERT_EQ(1, ec(&f).ep_stale);
+	ASSERT_EQ(0, mrcp_poll_events(f.e, ev, 4));
+	rx_eeth(&f, MRCP_EP_EV_PROBE, psn, 0x7, f.p[0].erth.tx_timestamp, 0, 1);
+	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 4));
+	ASSERT_EQ(MRCP_EVENT_EV_PROBE, ev[0].type);
+	ASSERT_TRUE(ev[0].probe.ok);
+	/* port-status updates carry the shard too */
+	ASSERT_EQ(0, mrcp_port_set_link(f.e, 3, false, f.now));
+	ASSERT_GT(drain(&f), 0);
+	for (unsigned i = 0; i < f.n_out; i++)
+		if (f.p[i].bth.opcode == MRCP_OP_EP_REQUEST)
+			ASSERT_EQ(2, mrcp_ep_psn_shard(f.p[i].bth.psn));
 	fx_fini(&f);
 }

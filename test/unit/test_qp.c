@@ -170,6 +170,41 @@ TEST(qp, qp_create__qpns_go_round_robin_and_are_not_reused_soon)
 	fx_fini(&f);
 }
 
+static void shard_3(struct mrcp_engine_config *c)
+{
+	c->shard = 3;
+	c->max_qps = 4;
+}
+
+static void shard_bad(struct mrcp_engine_config *c)
+{
+	c->shard = MRCP_SHARDS;
+}
+
+/* D63: an engine's QPNs carry its shard in bits 23:22, with the sequence and
+ * slot below; a shard outside 0..MRCP_SHARDS-1 is refused */
+TEST(qp, qp_create__qpns_carry_the_engine_shard)
+{
+	struct fx f;
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e;
+
+	fx_init_cfg(&f, shard_3);
+	for (int i = 0; i < 100; i++) {
+		uint32_t q;
+
+		ASSERT_EQ(0, mrcp_qp_create(f.e, NULL, &q));
+		ASSERT_EQ(3, mrcp_qpn_shard(q));
+		ASSERT_NE(0, q & ((1u << MRCP_SHARD_QPN_SHIFT) - 1) >> 2);
+		ASSERT_EQ(MRCP_QPS_INIT, mrcp_qp_state(f.e, q));
+		ASSERT_EQ(0, mrcp_qp_destroy(f.e, q, f.now));
+	}
+	fx_fini(&f);
+	mrcp_engine_config_defaults(&c);
+	shard_bad(&c);
+	ASSERT_EQ(-EINVAL, mrcp_engine_create(&c, &e));
+}
+
 static void small_table(struct mrcp_engine_config *c)
 {
 	c->max_qps = 4;
