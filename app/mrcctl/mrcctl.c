@@ -682,7 +682,7 @@ static void usage(FILE *f)
 		"usage: %s [-s SOCKET] [--json] [--timeout SEC] <command> [key=value ...]\n"
 		"       %s [-s SOCKET] selftest --peer SOCKET [--bytes N] [--msg-size N]\n"
 		"              [--window N] [--op write_imm|write|mixed] [--region N]\n"
-		"              [--timeout SEC] [--json]\n"
+		"              [--worker N] [--peer-worker N] [--timeout SEC] [--json]\n"
 		"       %s help\n"
 		"The socket defaults to $MRCD_SOCKET, else " DEFAULT_SOCKET ".\n",
 		prog, prog, prog);
@@ -722,6 +722,23 @@ static int take_opt(int argc, char **argv, int *i, const char *name, const char 
 	}
 	*val = argv[++*i];
 	return 1;
+}
+
+/* --worker / --peer-worker: a worker index of the daemon (D63). */
+static int parse_worker(const char *opt, const char *val, int64_t *out)
+{
+	char *end;
+	unsigned long w;
+
+	errno = 0;
+	w = strtoul(val, &end, 10);
+	if (errno || end == val || *end || w >= MRCD_CTL_MAX_WORKERS) {
+		fprintf(stderr, "%s: selftest: %s: a worker index 0..%d, not \"%s\"\n", prog, opt,
+			MRCD_CTL_MAX_WORKERS - 1, val);
+		return -1;
+	}
+	*out = (int64_t)w;
+	return 0;
 }
 
 static int parse_seconds(const char *s, double *out)
@@ -875,6 +892,7 @@ struct selftest {
 	struct opts *o;
 	struct side a, b;       /* a: -s (sender), b: --peer (receiver) */
 	uint64_t bytes, msg_size, window, region;
+	int64_t worker, peer_worker; /* -1: the daemon picks (D63) */
 	const char *op;
 	double timeout_s;
 };
@@ -1147,6 +1165,8 @@ static int selftest_setup(struct selftest *t)
 
 	/* 1: the receiver listens */
 	args = json_pack("{s:I}", "region_bytes", (json_int_t)t->region);
+	if (t->peer_worker >= 0)
+		json_object_set_new(args, "worker", json_integer(t->peer_worker));
 	rc = side_call(&t->b, "selftest_listen", args, RPC_TIMEOUT_S, &res);
 	if (rc != 0)
 		return rc;
@@ -1160,6 +1180,8 @@ static int selftest_setup(struct selftest *t)
 			 (json_int_t)t->bytes, "msg_size", (json_int_t)t->msg_size, "window",
 			 (json_int_t)t->window, "op", t->op);
 	free(b_info);
+	if (t->worker >= 0)
+		json_object_set_new(args, "worker", json_integer(t->worker));
 	rc = side_call(&t->a, "selftest_start", args, RPC_TIMEOUT_S, &res);
 	if (rc != 0)
 		return rc;
@@ -1188,7 +1210,7 @@ static int run_selftest(struct opts *o, int argc, char **argv)
 	struct selftest t = {
 		.o = o, .a = {.role = "sender"}, .b = {.role = "receiver"},
 		.bytes = 256ull << 20, .msg_size = 64 << 10, .window = 16,
-		.region = 64 << 20, .op = "write_imm",
+		.region = 64 << 20, .worker = -1, .peer_worker = -1, .op = "write_imm",
 		.timeout_s = o->timeout_set ? o->timeout_s : SELFTEST_TIMEOUT_S,
 	};
 	const char *peer = NULL, *val;
@@ -1217,6 +1239,12 @@ static int run_selftest(struct opts *o, int argc, char **argv)
 				return EXIT_USAGE;
 		} else if ((r = take_opt(argc, argv, &i, "--region", &val)) != 0) {
 			if (r < 0 || parse_size("--region", val, &t.region) < 0)
+				return EXIT_USAGE;
+		} else if ((r = take_opt(argc, argv, &i, "--worker", &val)) != 0) {
+			if (r < 0 || parse_worker("--worker", val, &t.worker) < 0)
+				return EXIT_USAGE;
+		} else if ((r = take_opt(argc, argv, &i, "--peer-worker", &val)) != 0) {
+			if (r < 0 || parse_worker("--peer-worker", val, &t.peer_worker) < 0)
 				return EXIT_USAGE;
 		} else if ((r = take_opt(argc, argv, &i, "--op", &val)) != 0) {
 			if (r < 0)

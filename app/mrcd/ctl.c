@@ -373,6 +373,7 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 		json_t *a = json_array(), *o = json_object();
 
 		set_u64(o, "lcore", dp->worker_lcore);
+		set_u64(o, "worker", dp->index);
 		json_object_set_new(o, "role", json_string("worker"));
 		set_u64(o, "ports", dp->n_ports);
 #define X(n, d) set_u64(o, #n, dp->wc.n);
@@ -754,6 +755,228 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 	}
 }
 
+/* ---- several workers (D63) ---------------------------------------------------------- */
+
+static void run_on(struct mrcd_dp *w, struct exec *x)
+{
+	mrcd_dp_call(w, exec_worker, x, CALL_TIMEOUT_MS);
+}
+
+/* Run @x on worker @k as well and hand back its own result (or NULL with
+ * x->err set from it). */
+static json_t *run_more(struct mrcd_dp *dp, unsigned k, struct exec *x)
+{
+	struct exec y = { .req = x->req, .sess = x->sess };
+
+	run_on(dp->w[k], &y);
+	if (y.err && !x->err) {
+		x->err = y.err;
+		memcpy(x->reason, y.reason, sizeof(x->reason));
+	}
+	return y.result;
+}
+
+/* Add every integer of @from to the same key of @to, recursively through
+ * objects (counters of several workers). */
+static void sum_counters(json_t *to, const json_t *from)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)(uintptr_t)from, k, v) {
+		json_t *t = json_object_get(to, k);
+
+		if (json_is_integer(v) && json_is_integer(t))
+			json_integer_set(t, json_integer_value(t) + json_integer_value(v));
+		else if (json_is_object(v) && json_is_object(t))
+			sum_counters(t, v);
+	}
+}
+
+/* Several workers' status: QPs and clients add up; a peer's port mask is
+ * the one its latest update left in any worker's engine. */
+static void status_merge(json_t *to, const json_t *from)
+{
+	static const char *const keys[] = { "qps", "clients" };
+	json_t *peers = json_object_get(to, "peers"), *p;
+	size_t i;
+
+	for (unsigned k = 0; k < 2; k++) {
+		json_t *t = json_object_get(to, keys[k]);
+
+		json_integer_set(t, json_integer_value(t) + json_integer_value(json_object_get(from, keys[k])));
+	}
+	json_array_foreach(json_object_get(from, "peers"), i, p) {
+		size_t j;
+		json_t *q;
+		bool found = false;
+
+		json_array_foreach(peers, j, q) {
+			if (!json_equal(json_object_get(q, "node"), json_object_get(p, "node")))
+				continue;
+			found = true;
+			if (json_real_value(json_object_get(p, "age_s")) < json_real_value(json_object_get(q, "age_s")))
+				json_array_set(peers, j, p);
+			break;
+		}
+		if (!found)
+			json_array_append(peers, p);
+	}
+}
+
+/* The worker a new selftest goes to: the one asked for, else the one with
+ * the fewest QPs (a racy read of the owners table is good enough). */
+static struct mrcd_dp *pick_worker(struct mrcd_dp *dp, int want)
+{
+	struct mrcd_dp *best = dp;
+	unsigned best_n = UINT32_MAX;
+
+	if (want >= 0)
+		return (unsigned)want < dp->n_workers ? dp->w[want] : NULL;
+	for (unsigned k = 0; k < dp->n_workers; k++) {
+		unsigned n = 0;
+
+		for (unsigned i = 0; i < MRCD_DP_MAX_OWNERS; i++)
+			n += dp->w[k]->owners[i].qpn != 0;
+		if (n < best_n) {
+			best = dp->w[k];
+			best_n = n;
+		}
+	}
+	return best;
+}
+
+/* Selftest ids name their worker: id = local id x workers + worker. */
+static void st_id_out(struct mrcd_dp *dp, const struct mrcd_dp *w, json_t *o)
+{
+	json_t *id = o ? json_object_get(o, "id") : NULL;
+
+	if (json_is_integer(id))
+		json_integer_set(id, json_integer_value(id) * dp->n_workers + w->index);
+}
+
+/* Run a request on the worker(s) it concerns and combine their answers. */
+static void dispatch(struct mrcd_dp *dp, struct exec *x)
+{
+	const struct mrcd_ctl_req *r = x->req;
+	unsigned n = dp->n_workers;
+	struct mrcd_dp *w;
+
+	if (n == 1) {
+		run_on(dp, x);
+		return;
+	}
+	switch (r->cmd) {
+	case MRCD_CTL_QP:
+	case MRCD_CTL_EVS:
+	case MRCD_CTL_EV_DENY: {
+		uint32_t qpn = r->cmd == MRCD_CTL_EV_DENY ? r->ev_deny.qpn : r->qp.qpn;
+
+		w = mrcd_dp_of_qpn(dp, qpn);
+		if (!w)
+			fail(x, -ENOENT, "args.qpn: no QP %" PRIu32, qpn);
+		else
+			run_on(w, x);
+		return;
+	}
+	case MRCD_CTL_QPS:
+	case MRCD_CTL_LCORES:
+	case MRCD_CTL_PROBES:
+		run_on(dp, x);
+		for (unsigned k = 1; k < n && !x->err; k++) {
+			json_t *more = run_more(dp, k, x);
+
+			if (more && x->result)
+				json_array_extend(x->result, more);
+			json_decref(more);
+		}
+		return;
+	case MRCD_CTL_STATUS:
+	case MRCD_CTL_PORTS:
+	case MRCD_CTL_COUNTERS:
+		run_on(dp, x);
+		for (unsigned k = 1; k < n && !x->err; k++) {
+			json_t *more = run_more(dp, k, x);
+
+			if (more && x->result && r->cmd == MRCD_CTL_PORTS) {
+				for (size_t i = 0; i < json_array_size(more); i++) {
+					json_t *to = json_array_get(x->result, i), *from = json_array_get(more, i);
+
+#define X(c, d) json_integer_set(json_object_get(to, #c),                                       \
+				 json_integer_value(json_object_get(to, #c)) +                  \
+				 json_integer_value(json_object_get(from, #c)));
+					MRCD_DP_PORT_COUNTERS(X)
+#undef X
+				}
+			} else if (more && x->result && r->cmd == MRCD_CTL_STATUS) {
+				status_merge(x->result, more);
+			} else if (more && x->result) {
+				sum_counters(x->result, more);
+			}
+			json_decref(more);
+		}
+		if (r->cmd == MRCD_CTL_STATUS && x->result)
+			set_u64(x->result, "workers", n);
+		return;
+	case MRCD_CTL_FAULT_SET:
+	case MRCD_CTL_FAULT_CLEAR:
+	case MRCD_CTL_PORT_ADMIN:
+		/* every worker's fault stage and engine; the ids stay in step */
+		run_on(dp, x);
+		for (unsigned k = 1; k < n && !x->err; k++)
+			json_decref(run_more(dp, k, x));
+		return;
+	case MRCD_CTL_EV_PROBE:
+		/* from the first engine with a QP to that node */
+		for (unsigned k = 0; k < n; k++) {
+			struct exec y = { .req = r, .sess = x->sess };
+
+			run_on(dp->w[k], &y);
+			if (y.err != -ENOENT || k == n - 1) {
+				*x = y;
+				return;
+			}
+		}
+		return;
+	case MRCD_CTL_SELFTEST_LISTEN:
+	case MRCD_CTL_SELFTEST_START:
+		w = pick_worker(dp, r->cmd == MRCD_CTL_SELFTEST_LISTEN ? r->st_listen.worker : r->st_start.worker);
+		if (!w) {
+			fail(x, -EINVAL, "args.worker: the daemon has %u workers", n);
+			return;
+		}
+		run_on(w, x);
+		st_id_out(dp, w, x->result);
+		return;
+	case MRCD_CTL_SELFTEST_ACCEPT:
+	case MRCD_CTL_SELFTEST_RUN:
+	case MRCD_CTL_SELFTEST_STATUS:
+	case MRCD_CTL_SELFTEST_STOP: {
+		struct mrcd_ctl_req local = *r;
+		uint32_t *id = r->cmd == MRCD_CTL_SELFTEST_ACCEPT ? &local.st_accept.id : &local.st.id;
+
+		w = dp->w[*id % n];
+		*id /= n;
+		x->req = &local;
+		run_on(w, x);
+		x->req = r;
+		st_id_out(dp, w, x->result);
+		return;
+	}
+	case MRCD_CTL_REG_MR:
+	case MRCD_CTL_DEREG_MR:
+	case MRCD_CTL_QP_CREATE:
+	case MRCD_CTL_QP_INFO:
+	case MRCD_CTL_QP_CONNECT:
+	case MRCD_CTL_QP_DESTROY:
+		run_on(x->sess && x->sess->dp ? x->sess->dp : dp, x);
+		return;
+	default:
+		run_on(dp, x);
+		return;
+	}
+}
+
 static int log_level_of(const char *s)
 {
 	static const char *const names[] = { "", "emerg", "alert", "crit", "err", "warning",
@@ -816,7 +1039,7 @@ static json_t *execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req, struc
 	default:
 		break;
 	}
-	mrcd_dp_call(dp, exec_worker, &x, CALL_TIMEOUT_MS);
+	dispatch(dp, &x);
 	*err = x.err;
 	if (x.err) {
 		snprintf(reason, reason_len, "%s", x.reason);
@@ -937,11 +1160,11 @@ static void sess_detach_fn(struct mrcd_dp *dp, void *arg)
 
 /* The connection is gone: a session's QPs are destroyed (their peers see the
  * QP error), its regions deregistered and its arena unmapped. */
-static void client_close(struct mrcd_ctl_server *s, struct client *c)
+static void client_close(struct client *c)
 {
 	if (c->sess) {
 		MRCD_LOG(INFO, ctl, "client %u detached\n", c->sess->id);
-		mrcd_dp_call(s->dp, sess_detach_fn, c->sess, CALL_TIMEOUT_MS);
+		mrcd_dp_call(c->sess->dp, sess_detach_fn, c->sess, CALL_TIMEOUT_MS);
 		mrcd_client_free(c->sess);
 		c->sess = NULL;
 	}
@@ -989,7 +1212,10 @@ static void handle_attach(struct mrcd_ctl_server *s, struct client *c, const str
 					 req->attach.sq_depth, req->attach.rq_depth, req->attach.cq_depth,
 					 &sess, &arena_fd, reason, sizeof(reason));
 		if (err == 0) {
-			mrcd_dp_call(s->dp, sess_attach_fn, sess, CALL_TIMEOUT_MS);
+			/* D63: sessions go round the workers; all of one session's
+			 * QPs and regions live in its worker's engine */
+			sess->dp = s->dp->w[s->next_session % s->dp->n_workers];
+			mrcd_dp_call(sess->dp, sess_attach_fn, sess, CALL_TIMEOUT_MS);
 			if (sess->id == 0) {
 				err = -ENOMEM;
 				snprintf(reason, sizeof(reason), "attach: out of memory");
@@ -1014,7 +1240,7 @@ static void handle_attach(struct mrcd_ctl_server *s, struct client *c, const str
 	out = mrcd_ctl_reply(req, res, err, reason);
 	json_decref(res);
 	if (out && err == 0) {
-		int fds[3] = { arena_fd, sess->cq_efd, s->dp->doorbell };
+		int fds[3] = { arena_fd, sess->cq_efd, sess->dp->doorbell };
 		char cbuf[CMSG_SPACE(sizeof(fds))];
 		struct iovec iov = { out, strlen(out) };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
@@ -1077,7 +1303,7 @@ static void client_read(struct mrcd_ctl_server *s, struct client *c)
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n <= 0) {
-		client_close(s, c);
+		client_close(c);
 		return;
 	}
 	for (ssize_t k = 0; k < n; k++) {
@@ -1171,7 +1397,7 @@ void mrcd_ctl_close(struct mrcd_ctl_server *s)
 			static const char bye[] = "{\"v\":1,\"event\":\"shutdown\"}\n";
 
 			send_all(s->c[i].fd, bye, sizeof(bye) - 1);
-			client_close(s, &s->c[i]);
+			client_close(&s->c[i]);
 		}
 	if (s->lfd >= 0)
 		close(s->lfd);

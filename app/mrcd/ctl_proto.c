@@ -470,6 +470,9 @@ static int parse_st_listen(struct ctx *c, const json_t *args, struct mrcd_ctl_re
 
 	RET_IF_ERR(get_int(c, args, "region_bytes", false, 1 << 20, 1 << 30, &x));
 	req->st_listen.region_bytes = (uint64_t)x;
+	x = -1;
+	RET_IF_ERR(get_int(c, args, "worker", false, 0, MRCD_CTL_MAX_WORKERS - 1, &x));
+	req->st_listen.worker = (int)x;
 	return 0;
 }
 
@@ -488,6 +491,9 @@ static int parse_st_start(struct ctx *c, const json_t *args, struct mrcd_ctl_req
 	RET_IF_ERR(get_u32(c, args, "window", false, 1, 256, &req->st_start.window));
 	RET_IF_ERR(get_enum(c, args, "op", false, op_names, "write_imm, write or mixed", &op));
 	req->st_start.op = (enum mrcd_ctl_op)op;
+	bytes = -1;
+	RET_IF_ERR(get_int(c, args, "worker", false, 0, MRCD_CTL_MAX_WORKERS - 1, &bytes));
+	req->st_start.worker = (int)bytes;
 	return 0;
 }
 
@@ -582,9 +588,9 @@ static const char *const keys_ev_deny[] = {"qpn", "ev", "deny", NULL};
 static const char *const keys_port_admin[] = {"port", "up", NULL};
 static const char *const keys_log_level[] = {"level", "type", NULL};
 static const char *const keys_ev_probe[] = {"node", "port", "ev", NULL};
-static const char *const keys_st_listen[] = {"region_bytes", NULL};
+static const char *const keys_st_listen[] = {"region_bytes", "worker", NULL};
 static const char *const keys_st_start[] = {"peer_info", "bytes", "msg_size", "window",
-					    "op", NULL};
+					    "op", "worker", NULL};
 static const char *const keys_st_accept[] = {"id", "peer_info", NULL};
 static const char *const keys_st_id[] = {"id", NULL};
 

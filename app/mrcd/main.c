@@ -176,7 +176,7 @@ int main(int argc, char **argv)
 	int extra = argc - optind;
 	int n = 0;
 	char **eargv = calloc((size_t)(cfg.eal.n_args + (unsigned)extra + 4), sizeof(char *));
-	char lcores[32], lflag[] = "-l";
+	char lcores[64], lflag[] = "-l";
 
 	if (!eargv) {
 		fprintf(stderr, "mrcd: out of memory\n");
@@ -189,7 +189,10 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		eargv[n++] = argv[i];
 	if (!has_core_arg(n - 1, eargv + 1)) {
-		snprintf(lcores, sizeof(lcores), "0,%u", cfg.lcores.ids[0]);
+		int w = snprintf(lcores, sizeof(lcores), "0");
+
+		for (unsigned k = 0; k < cfg.lcores.n_ids && w > 0 && (size_t)w < sizeof(lcores); k++)
+			w += snprintf(lcores + w, sizeof(lcores) - (size_t)w, ",%u", cfg.lcores.ids[k]);
 		eargv[n++] = lflag;
 		eargv[n++] = lcores;
 	}
@@ -245,7 +248,7 @@ int main(int argc, char **argv)
 	}
 	rc = mrcd_dp_start(dp);
 	if (rc < 0) {
-		fprintf(stderr, "mrcd: cannot start the worker on lcore %u: %s\n", cfg.lcores.ids[0], strerror(-rc));
+		fprintf(stderr, "mrcd: cannot start the worker lcores: %s (see the log)\n", strerror(-rc));
 		status = 1;
 		goto out;
 	}

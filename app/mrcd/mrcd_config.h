@@ -26,7 +26,7 @@
 #define MRCD_DEVARGS_MAX 256          /* DPDK device argument string, incl. NUL */
 #define MRCD_PATH_MAX 108             /* sizeof(sockaddr_un.sun_path) */
 #define MRCD_GROUP_MAX 64             /* group name, incl. NUL */
-#define MRCD_MAX_LCORES 128           /* worker lcores */
+#define MRCD_MAX_LCORES 4             /* worker lcores: one engine each, D63 (MRCP_SHARDS) */
 #define MRCD_LCORE_ID_MAX 1023        /* highest lcore id accepted */
 #define MRCD_SRV6_MAX_USIDS 6         /* uSIDs in an F3216 DA (brief §2.3) */
 

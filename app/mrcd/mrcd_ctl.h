@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define MRCD_CTL_MAX_WORKERS 4 /* "worker" arguments: 0..3 (D63) */
 #define MRCD_CTL_PROTO_VERSION 1
 #define MRCD_CTL_LINE_MAX 65536        /* longest request line, bytes incl. '\n' */
 #define MRCD_CTL_REASON_MAX 160
@@ -46,8 +47,8 @@
 	X(LOG_LEVEL, "log_level", "set the log level: args {level, type?}")     \
 	X(EV_PROBE, "ev_probe", "probe one EV to a peer: args {node, port, ev}") \
 	X(PROBES, "probes", "the latest EV probe results")                      \
-	X(SELFTEST_LISTEN, "selftest_listen", "selftest: open a receiving side: args {region_bytes?}") \
-	X(SELFTEST_START, "selftest_start", "selftest: open a sending side: args {peer_info, bytes, ...}") \
+	X(SELFTEST_LISTEN, "selftest_listen", "selftest: open a receiving side: args {region_bytes?, worker?}") \
+	X(SELFTEST_START, "selftest_start", "selftest: open a sending side: args {peer_info, bytes, ..., worker?}") \
 	X(SELFTEST_ACCEPT, "selftest_accept", "selftest: connect a receiving side: args {id, peer_info}") \
 	X(SELFTEST_RUN, "selftest_run", "selftest: begin sending: args {id}")  \
 	X(SELFTEST_STATUS, "selftest_status", "selftest: progress and results: args {id}") \
@@ -121,6 +122,7 @@ struct mrcd_ctl_req {
 		} ev_probe;
 		struct {                         /**< SELFTEST_LISTEN */
 			uint64_t region_bytes;   /**< default 64 MiB; 1 MiB..1 GiB */
+			int worker;              /**< "worker": 0..3, -1 (absent) = the least busy */
 		} st_listen;
 		struct {                         /**< SELFTEST_START */
 			uint8_t peer_info[MRCD_CTL_CONN_INFO_LEN]; /**< from "peer_info": 416 hex digits */
@@ -128,6 +130,7 @@ struct mrcd_ctl_req {
 			uint32_t msg_size;       /**< default 65536; 64..16 MiB */
 			uint32_t window;         /**< messages in flight, default 16; 1..256 */
 			enum mrcd_ctl_op op;     /**< "write_imm" (default), "write", "mixed" */
+			int worker;              /**< "worker": 0..3, -1 (absent) = the least busy */
 		} st_start;
 		struct {                         /**< SELFTEST_ACCEPT */
 			uint32_t id;

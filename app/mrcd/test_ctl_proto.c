@@ -806,6 +806,12 @@ TEST(ctl, selftest_listen__parses)
 	ASSERT_U64_EQ(2u << 20, r.st_listen.region_bytes);
 	int_bounds(__LINE__, "{'v':1,'cmd':'selftest_listen','args':{%s}}", "region_bytes",
 		   1 << 20, 1 << 30, true, true);
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_listen'}"));
+	ASSERT_EQ(-1, r.st_listen.worker); /* absent: the daemon picks (D63) */
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_listen','args':{'worker':3}}"));
+	ASSERT_EQ(3, r.st_listen.worker);
+	int_bounds(__LINE__, "{'v':1,'cmd':'selftest_listen','args':{%s}}", "worker",
+		   0, MRCD_CTL_MAX_WORKERS - 1, true, true);
 }
 
 TEST(ctl, selftest_start__minimal_defaults)
@@ -819,6 +825,12 @@ TEST(ctl, selftest_start__minimal_defaults)
 	ASSERT_EQ(65536, r.st_start.msg_size);
 	ASSERT_EQ(16, r.st_start.window);
 	ASSERT_EQ(MRCD_CTL_OP_WRITE_IMM, r.st_start.op);
+	ASSERT_EQ(-1, r.st_start.worker);
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_start','args':{'peer_info':'%s','bytes':1000,'worker':1}}",
+		      hex416));
+	ASSERT_EQ(1, r.st_start.worker);
+	ASSERT_BAD(req("{'v':1,'cmd':'selftest_start','args':{'peer_info':'%s','bytes':1000,'worker':4}}",
+		       hex416), "args.worker");
 }
 
 TEST(ctl, selftest_start__full)

@@ -25,6 +25,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,11 +43,14 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_net_crc.h>
+#include <rte_ring.h>
 
 #include "dp.h"
 #include "dp_fault.h"
 #include "dp_neigh.h"
+#include "mrcp_bytes.h"
 #include "mrcp_frame.h"
+#include "mrcp_wire.h"
 #include "mrcp_icrc.h"
 
 int mrcd_logtype_dp, mrcd_logtype_ctl, mrcd_logtype_main, mrcd_logtype_engine;
@@ -96,7 +100,7 @@ static int dev_name_of(const char *devargs, char *name, size_t cap)
 	return 0;
 }
 
-static int port_setup(struct mrcd_dp *dp, unsigned i, char *err, size_t errlen)
+static int port_setup(struct mrcd_dp *dp, unsigned i, unsigned nq, char *err, size_t errlen)
 {
 	const struct mrcd_port_config *pc = &dp->cfg->ports[i];
 	struct mrcd_dp_port *p = &dp->ports[i];
@@ -147,7 +151,7 @@ static int port_setup(struct mrcd_dp *dp, unsigned i, char *err, size_t errlen)
 			p->pool = dp->ports[j].pool;
 	if (!p->pool) {
 		snprintf(pool, sizeof(pool), "mrcd_mb_s%d", p->socket);
-		p->pool = rte_pktmbuf_pool_create(pool, MBUFS_PER_PORT * dp->cfg->n_ports,
+		p->pool = rte_pktmbuf_pool_create(pool, MBUFS_PER_PORT * dp->cfg->n_ports * nq,
 						  MBUF_CACHE, 0,
 						  (uint16_t)(RTE_PKTMBUF_HEADROOM + frame_room(dp->cfg)),
 						  p->socket);
@@ -167,11 +171,17 @@ static int port_setup(struct mrcd_dp *dp, unsigned i, char *err, size_t errlen)
 	}
 	if (info.max_mtu == 0 || pc->mtu > 1500)
 		conf.rxmode.mtu = info.max_mtu && info.max_mtu < pc->mtu ? info.max_mtu : pc->mtu;
-	rc = rte_eth_dev_configure(pid, 1, 1, &conf);
+	if (info.max_rx_queues < nq || info.max_tx_queues < nq) {
+		snprintf(err, errlen, "ports[%u] %s: lcores.ids has %u workers, each needs its own queue, "
+			 "and the device has %u RX / %u TX queues", i, pc->name, nq,
+			 info.max_rx_queues, info.max_tx_queues);
+		return -EINVAL;
+	}
+	rc = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
 	if (rc < 0) {
 		/* some vdevs reject an MTU in the configure call: retry without */
 		conf.rxmode.mtu = 0;
-		rc = rte_eth_dev_configure(pid, 1, 1, &conf);
+		rc = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "ports[%u] %s: configure: %s", i, pc->name, rte_strerror(-rc));
@@ -179,9 +189,12 @@ static int port_setup(struct mrcd_dp *dp, unsigned i, char *err, size_t errlen)
 	}
 	uint16_t nrx = RX_DESC, ntx = TX_DESC;
 	rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx);
-	rc = rte_eth_rx_queue_setup(pid, 0, nrx, (unsigned)p->socket, NULL, p->pool);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(pid, 0, ntx, (unsigned)p->socket, NULL);
+	rc = 0;
+	for (uint16_t q = 0; rc == 0 && q < nq; q++) {
+		rc = rte_eth_rx_queue_setup(pid, q, nrx, (unsigned)p->socket, NULL, p->pool);
+		if (rc == 0)
+			rc = rte_eth_tx_queue_setup(pid, q, ntx, (unsigned)p->socket, NULL);
+	}
 	if (rc < 0) {
 		snprintf(err, errlen, "ports[%u] %s: queue setup: %s", i, pc->name, rte_strerror(-rc));
 		return rc;
@@ -262,7 +275,7 @@ static int neigh_setup(struct mrcd_dp *dp, char *err, size_t errlen)
 
 static int faults_setup(struct mrcd_dp *dp, uint64_t seed, char *err, size_t errlen)
 {
-	int rc = mrcd_fault_stage_create(seed ^ 0xfa017ull, &dp->faults);
+	int rc = mrcd_fault_stage_create(seed ^ 0xfa017ull ^ ((uint64_t)dp->index << 32), &dp->faults);
 
 	if (rc < 0) {
 		snprintf(err, errlen, "fault stage: %s", strerror(-rc));
@@ -296,78 +309,155 @@ static int faults_setup(struct mrcd_dp *dp, uint64_t seed, char *err, size_t err
 	return 0;
 }
 
+/* One worker's own parts: mailbox, doorbell, hand-over ring. */
+static struct mrcd_dp *worker_alloc(const struct mrcd_config *cfg, unsigned index, unsigned n,
+				    char *err, size_t errlen)
+{
+	struct mrcd_dp *dp = calloc(1, sizeof(*dp));
+	pthread_mutex_t *lock = malloc(sizeof(*lock));
+
+	if (!dp || !lock) {
+		free(dp);
+		free(lock);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(lock, NULL);
+	dp->call_lock = lock;
+	dp->cfg = cfg;
+	dp->index = index;
+	dp->n_workers = n;
+	dp->n_ports = cfg->n_ports;
+	dp->family = mrcd_config_family(cfg);
+	dp->worker_lcore = cfg->lcores.ids[index];
+	dp->doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (dp->doorbell < 0) {
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		free(lock);
+		free(dp);
+		return NULL;
+	}
+	mrcd_config_to_frame_rx(cfg, &dp->rx_cfg);
+	dp->rx_cfg.check_icrc = false; /* checked with rte_net_crc below */
+	return dp;
+}
+
+/* Workers after the first use the devices worker 0 set up, on their own
+ * queue, with their own TX pending queue, delay queues and counters. */
+static int port_share(struct mrcd_dp *dp, const struct mrcd_dp *dp0, unsigned i, char *err, size_t errlen)
+{
+	struct mrcd_dp_port *p = &dp->ports[i];
+	const struct mrcd_dp_port *p0 = &dp0->ports[i];
+
+	p->port_id = p0->port_id;
+	memcpy(p->name, p0->name, sizeof(p->name));
+	memcpy(p->mac, p0->mac, 6);
+	p->socket = p0->socket;
+	p->pool = p0->pool;
+	p->admin_up = true;
+	p->engine_up = true;
+	if (mrcd_delayq_create(DELAYQ_CAP, &p->delay_tx) < 0 ||
+	    mrcd_delayq_create(DELAYQ_CAP, &p->delay_rx) < 0) {
+		snprintf(err, errlen, "ports[%u] %s: out of memory", i, p->name);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int mrcd_dp_create(const struct mrcd_config *cfg, uint64_t seed, struct mrcd_dp **out,
 		   char *err, size_t errlen)
 {
-	struct mrcd_dp *dp;
-	struct mrcp_engine_config ecfg;
-	pthread_mutex_t *lock;
-	int rc;
+	struct mrcd_dp *dp0 = NULL;
+	unsigned n = cfg->lcores.n_ids;
+	int rc = -ENOMEM;
 
 	*out = NULL;
 	if (cfg->srv6.enabled) {
 		snprintf(err, errlen, "srv6.enabled: the datapath does not build SRv6 frames yet");
 		return -ENOTSUP;
 	}
-	if (cfg->lcores.n_ids != 1) {
-		snprintf(err, errlen, "lcores.ids: one worker lcore is supported (got %u)", cfg->lcores.n_ids);
+	if (n < 1 || n > MRCD_DP_MAX_WORKERS) {
+		snprintf(err, errlen, "lcores.ids: 1 to %u worker lcores (one engine each, D63), got %u",
+			 MRCD_DP_MAX_WORKERS, n);
 		return -ENOTSUP;
 	}
-	dp = calloc(1, sizeof(*dp));
-	lock = malloc(sizeof(*lock));
-	if (!dp || !lock) {
-		free(dp);
-		free(lock);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+	for (unsigned k = 0; k < n; k++) {
+		struct mrcd_dp *dp = worker_alloc(cfg, k, n, err, errlen);
+
+		if (!dp) {
+			if (k == 0)
+				return -ENOMEM;
+			goto fail;
+		}
+		if (k == 0)
+			dp0 = dp;
+		dp0->w[k] = dp;
 	}
-	pthread_mutex_init(lock, NULL);
-	dp->call_lock = lock;
-	dp->cfg = cfg;
-	dp->n_ports = cfg->n_ports;
-	dp->family = mrcd_config_family(cfg);
-	dp->worker_lcore = cfg->lcores.ids[0];
-	dp->doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (dp->doorbell < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "eventfd: %s", strerror(errno));
-		goto fail;
-	}
-	mrcd_config_to_frame_rx(cfg, &dp->rx_cfg);
-	dp->rx_cfg.check_icrc = false; /* checked with rte_net_crc below */
+	for (unsigned k = 1; k < n; k++)
+		memcpy(dp0->w[k]->w, dp0->w, sizeof(dp0->w));
 	rte_net_crc_set_alg(RTE_NET_CRC_SSE42);
 
 	for (unsigned i = 0; i < cfg->n_ports; i++) {
-		rc = port_setup(dp, i, err, errlen);
+		rc = port_setup(dp0, i, n, err, errlen);
 		if (rc < 0)
 			goto fail;
 	}
-	rc = neigh_setup(dp, err, errlen);
-	if (rc < 0)
-		goto fail;
-	rc = faults_setup(dp, seed, err, errlen);
-	if (rc < 0)
-		goto fail;
-	dp->zero_copy = rte_eal_iova_mode() == RTE_IOVA_VA;
-	for (unsigned i = 0; i < dp->n_ports; i++) {
-		dp->ports[i].zc_shinfo.free_cb = zc_free_cb;
-		dp->ports[i].zc_shinfo.fcb_opaque = NULL;
-		rte_mbuf_ext_refcnt_set(&dp->ports[i].zc_shinfo, 1);
-	}
+	for (unsigned k = 0; k < n; k++) {
+		struct mrcd_dp *dp = dp0->w[k];
+		struct mrcp_engine_config ecfg;
 
-	mrcd_config_to_engine(cfg, &ecfg);
-	ecfg.seed = seed;
-	rc = mrcp_engine_create(&ecfg, &dp->eng);
-	if (rc < 0) {
-		snprintf(err, errlen, "engine: %s", strerror(-rc));
-		goto fail;
+		for (unsigned i = 0; k > 0 && i < cfg->n_ports; i++) {
+			rc = port_share(dp, dp0, i, err, errlen);
+			if (rc < 0)
+				goto fail;
+		}
+		rc = neigh_setup(dp, err, errlen);
+		if (rc < 0)
+			goto fail;
+		rc = faults_setup(dp, seed, err, errlen);
+		if (rc < 0)
+			goto fail;
+		dp->zero_copy = rte_eal_iova_mode() == RTE_IOVA_VA;
+		for (unsigned i = 0; i < dp->n_ports; i++) {
+			dp->ports[i].zc_shinfo.free_cb = zc_free_cb;
+			dp->ports[i].zc_shinfo.fcb_opaque = NULL;
+			rte_mbuf_ext_refcnt_set(&dp->ports[i].zc_shinfo, 1);
+		}
+		if (n > 1) {
+			char name[RTE_RING_NAMESIZE];
+
+			snprintf(name, sizeof(name), "mrcd_ho%u", k);
+			dp->handover = rte_ring_create(name, MRCD_DP_HANDOVER_RING, dp0->ports[0].socket,
+						       RING_F_SC_DEQ);
+			if (!dp->handover) {
+				rc = -ENOMEM;
+				snprintf(err, errlen, "worker %u: hand-over ring: %s", k, rte_strerror(rte_errno));
+				goto fail;
+			}
+		}
+		mrcd_config_to_engine(cfg, &ecfg);
+		/* worker 0 keeps the seed as given, so one worker replays as before */
+		ecfg.seed = seed + (uint64_t)k * 0x9e3779b97f4a7c15ull;
+		ecfg.shard = (uint8_t)k;
+		rc = mrcp_engine_create(&ecfg, &dp->eng);
+		if (rc < 0) {
+			snprintf(err, errlen, "engine: %s", strerror(-rc));
+			goto fail;
+		}
+		dp->start_ns = mrcd_dp_now_ns();
 	}
-	dp->start_ns = mrcd_dp_now_ns();
-	*out = dp;
+	*out = dp0;
 	return 0;
 fail:
-	mrcd_dp_destroy(dp);
+	mrcd_dp_destroy(dp0);
 	return rc;
+}
+
+struct mrcd_dp *mrcd_dp_of_qpn(struct mrcd_dp *dp, uint32_t qpn)
+{
+	unsigned k = mrcp_qpn_shard(qpn);
+
+	return k < dp->n_workers ? dp->w[k] : NULL;
 }
 
 /* Free the frames a delay queue holds. */
@@ -391,20 +481,9 @@ static void port_drop_tx(struct mrcd_dp_port *p)
 	delayq_free_all(p->delay_tx);
 }
 
-void mrcd_dp_destroy(struct mrcd_dp *dp)
+/* Free what one worker holds: queued frames, engine, tables, mailbox. */
+static void worker_free(struct mrcd_dp *dp)
 {
-	if (!dp)
-		return;
-	mrcd_dp_stop(dp);
-	/* Stop every port before closing any: a memif peer that goes away at
-	 * the same moment is handled on EAL's interrupt thread, and a device
-	 * that is already stopped (disconnected) gives it nothing to touch. */
-	for (unsigned i = 0; i < dp->n_ports; i++)
-		if (dp->ports[i].started)
-			rte_eth_dev_stop(dp->ports[i].port_id);
-	for (unsigned i = 0; i < dp->n_ports; i++)
-		if (dp->ports[i].pool)
-			rte_eth_dev_close(dp->ports[i].port_id);
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		struct mrcd_dp_port *p = &dp->ports[i];
 
@@ -412,17 +491,14 @@ void mrcd_dp_destroy(struct mrcd_dp *dp)
 		delayq_free_all(p->delay_rx);
 		mrcd_delayq_destroy(p->delay_tx);
 		mrcd_delayq_destroy(p->delay_rx);
+		p->delay_tx = p->delay_rx = NULL;
 	}
-	/* pools are shared per socket: free each once */
-	for (unsigned i = 0; i < dp->n_ports; i++) {
-		struct rte_mempool *mp = dp->ports[i].pool;
+	if (dp->handover) {
+		struct rte_mbuf *m;
 
-		if (!mp)
-			continue;
-		for (unsigned j = i; j < dp->n_ports; j++)
-			if (dp->ports[j].pool == mp)
-				dp->ports[j].pool = NULL;
-		rte_mempool_free(mp);
+		while (rte_ring_dequeue(dp->handover, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(dp->handover);
 	}
 	free(dp->clients);          /* the sessions were detached by the control side */
 	if (dp->eng)
@@ -437,6 +513,40 @@ void mrcd_dp_destroy(struct mrcd_dp *dp)
 		pthread_mutex_destroy(dp->call_lock);
 		free(dp->call_lock);
 	}
+}
+
+void mrcd_dp_destroy(struct mrcd_dp *dp)
+{
+	if (!dp)
+		return;
+	mrcd_dp_stop(dp);
+	/* Stop every port before closing any: a memif peer that goes away at
+	 * the same moment is handled on EAL's interrupt thread, and a device
+	 * that is already stopped (disconnected) gives it nothing to touch. */
+	for (unsigned i = 0; i < dp->n_ports; i++)
+		if (dp->ports[i].started)
+			rte_eth_dev_stop(dp->ports[i].port_id);
+	for (unsigned i = 0; i < dp->n_ports; i++)
+		if (dp->ports[i].pool)
+			rte_eth_dev_close(dp->ports[i].port_id);
+	/* every worker's mbufs go back before the pools are freed */
+	for (unsigned k = dp->n_workers; k-- > 1;)
+		if (dp->w[k])
+			worker_free(dp->w[k]);
+	worker_free(dp);
+	/* pools are shared per socket: free each once */
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		struct rte_mempool *mp = dp->ports[i].pool;
+
+		if (!mp)
+			continue;
+		for (unsigned j = i; j < dp->n_ports; j++)
+			if (dp->ports[j].pool == mp)
+				dp->ports[j].pool = NULL;
+		rte_mempool_free(mp);
+	}
+	for (unsigned k = dp->n_workers; k-- > 1;)
+		free(dp->w[k]);
 	free(dp);
 }
 
@@ -561,7 +671,7 @@ static void port_flush(struct mrcd_dp *dp, unsigned i, struct txb *b)
 
 	/* frames a full ring left over go first, in order */
 	if (p->n_pending) {
-		sent = rte_eth_tx_burst(p->port_id, 0, p->pending, (uint16_t)p->n_pending);
+		sent = rte_eth_tx_burst(p->port_id, (uint16_t)dp->index, p->pending, (uint16_t)p->n_pending);
 		for (unsigned k = 0; k < sent; k++) {
 			p->c.tx_pkts++;
 			p->c.tx_bytes += p->pending[k]->pkt_len;
@@ -573,7 +683,7 @@ static void port_flush(struct mrcd_dp *dp, unsigned i, struct txb *b)
 		unsigned k = 0;
 
 		if (p->n_pending == 0) {
-			k = rte_eth_tx_burst(p->port_id, 0, b->m, (uint16_t)b->n);
+			k = rte_eth_tx_burst(p->port_id, (uint16_t)dp->index, b->m, (uint16_t)b->n);
 			for (unsigned j = 0; j < k; j++) {
 				p->c.tx_pkts++;
 				p->c.tx_bytes += b->m[j]->pkt_len;
@@ -752,7 +862,7 @@ void mrcd_dp_tx_quiesce(struct mrcd_dp *dp)
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		port_drop_tx(&dp->ports[i]);
 		/* and what the device still holds (a NIC DMAs after tx_burst) */
-		rte_eth_tx_done_cleanup(dp->ports[i].port_id, 0, 0);
+		rte_eth_tx_done_cleanup(dp->ports[i].port_id, (uint16_t)dp->index, 0);
 	}
 }
 
@@ -775,7 +885,7 @@ static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d,
 
 		if (r) {
 			memcpy(rte_pktmbuf_append(r, (uint16_t)req_len), req, req_len);
-			if (rte_eth_tx_burst(p->port_id, 0, &r, 1) == 1)
+			if (rte_eth_tx_burst(p->port_id, (uint16_t)dp->index, &r, 1) == 1)
 				p->c.tx_l2++;
 			else
 				rte_pktmbuf_free(r);
@@ -882,8 +992,10 @@ static bool addr_is_ours(const struct mrcd_port_config *pc, const struct mrcp_fr
 
 /* A frame that is not MRC: ARP, NDP and ICMP echo for our addresses are
  * answered (the reply is written straight into a new mbuf); anything else
- * is counted and dropped. Takes @m. */
-static void rx_host(struct mrcd_dp *dp, struct txb *b, unsigned port, struct rte_mbuf *m, uint64_t now)
+ * is counted and dropped. @copy: another worker received it and answers it;
+ * this worker's neighbour table only learns from it. Takes @m. */
+static void rx_host(struct mrcd_dp *dp, struct txb *b, unsigned port, struct rte_mbuf *m, bool copy,
+		    uint64_t now)
 {
 	struct mrcd_dp_port *p = &dp->ports[port];
 	struct rte_mbuf *r = rte_pktmbuf_alloc(p->pool);
@@ -894,8 +1006,16 @@ static void rx_host(struct mrcd_dp *dp, struct txb *b, unsigned port, struct rte
 		rte_pktmbuf_free(m);
 		return;
 	}
-	switch (mrcd_l2_input(dp->neigh, port, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, now,
-			      rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r), &rl)) {
+	enum mrcd_l2_verdict v = mrcd_l2_input(dp->neigh, port, rte_pktmbuf_mtod(m, const uint8_t *),
+					       m->data_len, now, rte_pktmbuf_mtod(r, uint8_t *),
+					       rte_pktmbuf_tailroom(r), &rl);
+
+	if (copy) { /* counted and answered where it landed */
+		rte_pktmbuf_free(r);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	switch (v) {
 	case MRCD_L2_REPLY:
 		p->c.rx_l2++;
 		p->c.tx_l2++;
@@ -915,9 +1035,10 @@ static void rx_host(struct mrcd_dp *dp, struct txb *b, unsigned port, struct rte
 }
 
 /* Parse one frame and queue it for the engine. @faulted: the fault stage
- * has already seen it (a delayed packet coming back). Takes @m. */
+ * has already seen it (a delayed packet coming back). @copy: a copy of a
+ * node-wide frame another worker received (see rx_host). Takes @m. */
 static void rx_frame(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned port,
-		     struct rte_mbuf *m, bool faulted, uint64_t now)
+		     struct rte_mbuf *m, bool faulted, bool copy, uint64_t now)
 {
 	struct mrcd_dp_port *p = &dp->ports[port];
 	struct mrcp_frame_view v;
@@ -932,7 +1053,7 @@ static void rx_frame(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned
 	f = rte_pktmbuf_mtod(m, uint8_t *);
 	rc = mrcp_frame_parse(&dp->rx_cfg, f, m->data_len, &v);
 	if (rc == -ENOMSG && !faulted) {
-		rx_host(dp, b, port, m, now);
+		rx_host(dp, b, port, m, copy, now);
 		return;
 	}
 	if (rc == -ENOMSG || (rc == 0 && !addr_is_ours(&dp->cfg->ports[port], &v))) {
@@ -950,7 +1071,7 @@ static void rx_frame(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned
 		unsigned n = fault_stage(dp, port, MRCD_FAULT_RX, v.ev, m, now, out);
 
 		for (unsigned k = 0; k < n; k++)
-			rx_frame(dp, rb, b, port, out[k], true, now);
+			rx_frame(dp, rb, b, port, out[k], true, copy, now);
 		return;
 	}
 	if (v.trim == MRCP_TRIM_NONE) {
@@ -999,6 +1120,119 @@ static void rx_flush(struct mrcd_dp *dp, struct rxb *rb, uint64_t now)
 	rb->n = rb->n_hold = 0;
 }
 
+/* ---- steering between workers (D63) ------------------------------------------------ */
+
+/* Put @m on worker @t's ring with its plane index and copy flag in the
+ * mbuf's user hash, and ring @t's doorbell if it sleeps. Takes @m. */
+static void hand_over(struct mrcd_dp *dp, struct mrcd_dp *t, unsigned port, struct rte_mbuf *m, bool copy)
+{
+	uint64_t one = 1;
+
+	m->hash.usr = port | (copy ? 0x100u : 0u);
+	if (rte_ring_mp_enqueue(t->handover, m) != 0) {
+		dp->wc.handover_drop++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (copy)
+		dp->wc.node_copies++;
+	else
+		dp->wc.handover_out++;
+	/* seq_cst: either @t sees the frame before it sleeps, or we see asleep */
+	if (atomic_load(&t->asleep) && write(t->doorbell, &one, sizeof(one)) < 0) {
+		/* EAGAIN: already rung */
+	}
+}
+
+static void copy_to_others(struct mrcd_dp *dp, unsigned port, struct rte_mbuf *m)
+{
+	for (unsigned k = 0; k < dp->n_workers; k++) {
+		struct rte_mbuf *c;
+
+		if (k == dp->index)
+			continue;
+		c = rte_pktmbuf_copy(m, dp->ports[port].pool, 0, UINT32_MAX);
+		if (!c) {
+			dp->ports[port].c.tx_no_mbuf++;
+			continue;
+		}
+		hand_over(dp, dp->w[k], port, c, true);
+	}
+}
+
+/* Which worker a received frame belongs to. MRC frames go to the engine
+ * named by the top bits of BTH.DestQP, endpoint responses to the one named
+ * by bits 23:16 of their PSN (D63); endpoint requests and non-MRC frames
+ * are processed here, and port-status updates and non-MRC frames (ARP, NDP:
+ * every worker's neighbour table learns) are copied to every other worker.
+ * @return true if @m was handed over (taken). */
+static bool steer(struct mrcd_dp *dp, unsigned port, struct rte_mbuf *m)
+{
+	struct mrcp_frame_view v;
+	const uint8_t *bth;
+	uint32_t dqpn, psn;
+	unsigned t;
+	int rc;
+
+	if (m->nb_segs > 1)
+		return false;
+	rc = mrcp_frame_parse(&dp->rx_cfg, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &v);
+	if (rc == -ENOMSG) {
+		copy_to_others(dp, port, m);
+		return false;
+	}
+	if (rc < 0 || v.mrc_len < sizeof(struct mrcp_bth_wire))
+		return false;
+	bth = v.mrc;
+	dqpn = mrcp_get_be24(bth + offsetof(struct mrcp_bth_wire, dest_qp));
+	psn = mrcp_get_be24(bth + offsetof(struct mrcp_bth_wire, psn));
+	if (dqpn == MRCP_QPN_ENDPOINT) {
+		if (bth[0] == MRCP_OP_EP_REQUEST) {
+			/* a port-status update concerns every engine (each
+			 * acknowledges it; the sender takes the first); an EV
+			 * probe needs one answer, from here */
+			const uint8_t *erth = bth + sizeof(struct mrcp_bth_wire);
+
+			if (v.mrc_len >= sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_erth_wire) &&
+			    (erth[offsetof(struct mrcp_erth_wire, flags)] & 3) == MRCP_EP_PORT_STATUS_UPDATE)
+				copy_to_others(dp, port, m);
+			return false;
+		}
+		t = mrcp_ep_psn_shard(psn);
+	} else {
+		t = mrcp_qpn_shard(dqpn);
+	}
+	if (t == dp->index || t >= dp->n_workers)
+		return false; /* ours, or no such engine: ours to count */
+	hand_over(dp, dp->w[t], port, m, false);
+	return true;
+}
+
+/* Frames other workers steered here. */
+static unsigned rx_handover(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, uint64_t now)
+{
+	struct rte_mbuf *m[MRCD_DP_BURST];
+	unsigned n;
+
+	if (!dp->handover)
+		return 0;
+	n = rte_ring_sc_dequeue_burst(dp->handover, (void **)m, MRCD_DP_BURST, NULL);
+	for (unsigned k = 0; k < n; k++) {
+		unsigned port = m[k]->hash.usr & 0xffu;
+		bool copy = m[k]->hash.usr & 0x100u;
+
+		dp->wc.handover_in++;
+		if (port >= dp->n_ports || !dp->ports[port].admin_up) {
+			rte_pktmbuf_free(m[k]);
+			continue;
+		}
+		if (rb->n + 2 > RTE_DIM(rb->rx))
+			rx_flush(dp, rb, now);
+		rx_frame(dp, rb, b, port, m[k], false, copy, now);
+	}
+	return n;
+}
+
 static unsigned rx_port(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned i, uint64_t now)
 {
 	struct mrcd_dp_port *p = &dp->ports[i];
@@ -1006,7 +1240,7 @@ static unsigned rx_port(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsig
 	void *due[MRCD_DP_BURST];
 	unsigned n, nd, got = 0;
 
-	n = rte_eth_rx_burst(p->port_id, 0, m, MRCD_DP_BURST);
+	n = rte_eth_rx_burst(p->port_id, (uint16_t)dp->index, m, MRCD_DP_BURST);
 	for (unsigned k = 0; k < n; k++) {
 		p->c.rx_pkts++;
 		p->c.rx_bytes += m[k]->pkt_len;
@@ -1017,14 +1251,16 @@ static unsigned rx_port(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsig
 		}
 		if (rb->n + 2 > RTE_DIM(rb->rx))
 			rx_flush(dp, rb, now);
-		rx_frame(dp, rb, b, i, m[k], false, now);
+		if (dp->n_workers > 1 && steer(dp, i, m[k]))
+			continue;
+		rx_frame(dp, rb, b, i, m[k], false, false, now);
 	}
 	got += n;
 	nd = mrcd_delayq_pop_due(p->delay_rx, now, due, MRCD_DP_BURST);
 	for (unsigned k = 0; k < nd; k++) {
 		if (rb->n + 2 > RTE_DIM(rb->rx))
 			rx_flush(dp, rb, now);
-		rx_frame(dp, rb, b, i, due[k], true, now);
+		rx_frame(dp, rb, b, i, due[k], true, false, now);
 	}
 	got += nd;
 	nd = mrcd_delayq_pop_due(p->delay_tx, now, due, MRCD_DP_BURST);
@@ -1221,9 +1457,18 @@ static void idle_sleep(struct mrcd_dp *dp, uint64_t now, uint64_t max_ns)
 	d = wake - now;
 	ts.tv_sec = (time_t)(d / 1000000000u);
 	ts.tv_nsec = (long)(d % 1000000000u);
+	/* a frame another worker hands over after this check rings the doorbell */
+	atomic_store(&dp->asleep, true);
+	if (dp->handover && rte_ring_count(dp->handover) != 0) {
+		atomic_store(&dp->asleep, false);
+		if (dp->post_sleep)
+			dp->post_sleep(dp, dp->sleep_arg);
+		return;
+	}
 	dp->wc.sleeps++;
 	if (ppoll(&pfd, 1, &ts, NULL) > 0)
 		(void)!read(dp->doorbell, &cnt, sizeof(cnt));
+	atomic_store(&dp->asleep, false);
 	if (dp->post_sleep)
 		dp->post_sleep(dp, dp->sleep_arg);
 	dp->wc.sleep_ns += mrcd_dp_now_ns() - now;
@@ -1245,7 +1490,8 @@ static int worker_main(void *arg)
 		atomic_store(&dp->running, false);
 		return -ENOMEM;
 	}
-	MRCD_LOG(INFO, dp, "worker on lcore %u: %u ports, idle %s\n", rte_lcore_id(), dp->n_ports,
+	MRCD_LOG(INFO, dp, "worker %u of %u on lcore %u: %u ports, idle %s\n", dp->index, dp->n_workers,
+		 rte_lcore_id(), dp->n_ports,
 		 adaptive ? "adaptive" : "busy");
 	while (!atomic_load_explicit(&dp->stop, memory_order_relaxed)) {
 		uint64_t now = mrcd_dp_now_ns();
@@ -1264,6 +1510,7 @@ static int worker_main(void *arg)
 			mrcp_port_set_tx_room(dp->eng, (uint8_t)(i + 1), room);
 			work += rx_port(dp, rb, b, i, now);
 		}
+		work += rx_handover(dp, rb, b, now);
 		rx_flush(dp, rb, now);
 		for (unsigned h = 0; h < dp->n_hooks; h++)
 			work += dp->hooks[h].fn(dp, dp->hooks[h].arg, now);
@@ -1298,7 +1545,7 @@ static int worker_main(void *arg)
 	return 0;
 }
 
-int mrcd_dp_start(struct mrcd_dp *dp)
+static int worker_start(struct mrcd_dp *dp)
 {
 	int rc;
 
@@ -1318,7 +1565,7 @@ int mrcd_dp_start(struct mrcd_dp *dp)
 	return 0;
 }
 
-void mrcd_dp_stop(struct mrcd_dp *dp)
+static void worker_stop(struct mrcd_dp *dp)
 {
 	uint64_t one = 1;
 
@@ -1330,4 +1577,24 @@ void mrcd_dp_stop(struct mrcd_dp *dp)
 	}
 	rte_eal_wait_lcore(dp->worker_lcore);
 	dp->launched = false;
+}
+
+int mrcd_dp_start(struct mrcd_dp *dp)
+{
+	for (unsigned k = 0; k < dp->n_workers; k++) {
+		int rc = worker_start(dp->w[k]);
+
+		if (rc < 0) {
+			mrcd_dp_stop(dp);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void mrcd_dp_stop(struct mrcd_dp *dp)
+{
+	for (unsigned k = 0; k < dp->n_workers; k++)
+		if (dp->w[k])
+			worker_stop(dp->w[k]);
 }

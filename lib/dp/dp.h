@@ -32,6 +32,8 @@ struct mrcd_dp;
 #define MRCD_DP_BURST 32
 #define MRCD_DP_TXQ_PENDING (4 * MRCD_DP_BURST) /* frames held for a full TX ring */
 #define MRCD_DP_ZC_MIN 512  /* payload bytes from which transmit is zero-copy */
+#define MRCD_DP_MAX_WORKERS MRCP_SHARDS /* one engine per worker lcore (D63) */
+#define MRCD_DP_HANDOVER_RING 4096      /* frames another worker may hand over */
 
 /* Per-port datapath counters: X(name, description). */
 #define MRCD_DP_PORT_COUNTERS(X)                                               \
@@ -69,7 +71,11 @@ struct mrcd_dp_port_counters {
 	X(calls, "control calls run on the worker")                            \
 	X(wc, "completions taken from the engine")                             \
 	X(wc_unowned, "completions for a QP nobody owns")                      \
-	X(events, "engine events taken")
+	X(events, "engine events taken")                                       \
+	X(handover_out, "frames steered to the worker that owns their QP")     \
+	X(handover_in, "frames other workers steered here")                    \
+	X(handover_drop, "frames dropped: the owner's hand-over ring was full") \
+	X(node_copies, "endpoint/ARP/NDP frames copied to every other worker")
 
 struct mrcd_dp_worker_counters {
 #define X(n, d) uint64_t n;
@@ -123,8 +129,20 @@ typedef void (*mrcd_dp_fn)(struct mrcd_dp *dp, void *arg);
  *  returns true if it did work (keeps the worker awake). */
 typedef bool (*mrcd_dp_hook)(struct mrcd_dp *dp, void *arg, uint64_t now_ns);
 
+/* One worker lcore. Each worker owns an engine (shard = index, D63), one RX
+ * and one TX queue on every port (queue id = index), its own neighbour
+ * table, fault stage, QPs, selftests and client sessions. Worker 0 also
+ * owns the devices and mempools. A frame whose QP another worker owns is
+ * handed over through that worker's ring; endpoint requests and non-MRC
+ * frames (ARP, NDP, ICMP) are processed where they land and copied to every
+ * other worker (their engines and neighbour tables all need them). */
 struct mrcd_dp {
 	const struct mrcd_config *cfg;
+	unsigned index;            /**< worker index = engine shard = queue id */
+	unsigned n_workers;
+	struct mrcd_dp *w[MRCD_DP_MAX_WORKERS]; /**< every worker (the same array in each) */
+	struct rte_ring *handover; /**< frames steered here (multi-producer, this worker consumes) */
+	atomic_bool asleep;        /**< in ppoll: a hand-over rings the doorbell */
 	struct mrcp_engine *eng;
 	struct mrcp_frame_rx_cfg rx_cfg;
 	int family;                /**< 4 or 6: the planes' address family */
@@ -177,19 +195,23 @@ void mrcd_dp_time_init(void);
 
 /**
  * Build the datapath from @cfg after rte_eal_init(): probe/attach the ports
- * (devargs), configure one RX and one TX queue each, mempools per NUMA
- * socket, MACs and MTUs, the engine, neighbour table and fault stage.
+ * (devargs), configure one RX and one TX queue per worker lcore on each,
+ * mempools per NUMA socket, MACs and MTUs, and per worker the engine,
+ * neighbour table, fault stage and hand-over ring. *@out is worker 0.
  * @param err  one-line reason on failure.
  * @return 0 or a negative errno; on failure everything is released.
  */
 int mrcd_dp_create(const struct mrcd_config *cfg, uint64_t seed, struct mrcd_dp **out,
 		   char *err, size_t errlen);
-/** Launch the worker on cfg->lcores.ids[0]. @return 0 or -errno. */
+/** Launch worker i on cfg->lcores.ids[i], for every worker. @return 0 or -errno. */
 int mrcd_dp_start(struct mrcd_dp *dp);
-/** Stop and join the worker (idempotent). */
+/** Stop and join every worker (idempotent). */
 void mrcd_dp_stop(struct mrcd_dp *dp);
-/** Stop ports, free mbufs held in queues, the engine and everything else. */
+/** Stop ports, free mbufs held in queues, the engines and everything else
+ *  (@dp is worker 0, as mrcd_dp_create returned it). */
 void mrcd_dp_destroy(struct mrcd_dp *dp);
+/** The worker whose engine owns local QPN @qpn (D63), or NULL. */
+struct mrcd_dp *mrcd_dp_of_qpn(struct mrcd_dp *dp, uint32_t qpn);
 
 /**
  * Run @fn(dp, arg) on the worker and wait for it (at most @timeout_ms).

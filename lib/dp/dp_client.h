@@ -59,6 +59,7 @@ struct mrcd_client_wr {
 };
 
 struct mrcd_client {
+	struct mrcd_dp *dp;        /* the worker that serves it (D63); set by the control side */
 	uint32_t id;
 	struct mrcd_client *next;  /* the worker's list */
 	/* the arena */
