@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# demo.sh - the main job: two mrcd daemons joined by four memif planes, a
-# verified transfer between them (mrcctl selftest: RDMA WriteImm with a data
-# pattern checked at the receiver), plane 2 blackholed silently in the middle
-# of it (the link stays up: only MRC's loss inference can see it) and later
-# restored, and a report: goodput before / during / after, retransmissions,
-# EV transitions, verify errors.
+# demo.sh - the main job: two mrcd daemons joined by four memif planes, an
+# application transfer between them (mrc-perf through libmrc-client: RDMA
+# WriteImm with a data pattern checked at the receiver), plane 2 blackholed
+# silently in the middle of it (the link stays up: only MRC's loss inference
+# can see it) and later restored, and a report: goodput before / during /
+# after, retransmissions, EV transitions, verify and completion errors.
 #
 # Installs what is missing (scripts/setup.sh), builds into build/, runs
 # everything in a temporary directory and stops every process it started.
-# Environment: DEMO_BYTES (default 8G), DEMO_KEEP=1 keeps the logs.
+# Environment: DEMO_SECONDS (default 15), DEMO_PORT (mrc-perf's TCP
+# bootstrap on 127.0.0.1, default 18599), DEMO_KEEP=1 keeps the logs.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -29,7 +30,9 @@ run_quiet ninja -C build
 rm -f "$blog"
 MRCD=$top/build/app/mrcd/mrcd
 MRCCTL=$top/build/app/mrcctl/mrcctl
-BYTES=${DEMO_BYTES:-8G}
+PERF=$top/build/app/mrc-perf/mrc-perf
+DUR=${DEMO_SECONDS:-15}
+PORT=${DEMO_PORT:-18599}
 
 T=$(mktemp -d /tmp/mrcd-demo.XXXXXX)
 PIDS=()
@@ -63,21 +66,24 @@ wait_for 30 links_up b
 ctl a ports | cut -c1-80
 
 echo
-echo "== selftest a -> b: $BYTES of verified RDMA WriteImm, 64 KiB messages"
-ctl a selftest --peer "$T/b.sock" --bytes "$BYTES" --timeout 110 --json > "$T/st.json" 2> "$T/st.err" &
-st=$!
-PIDS+=("$st")
+echo "== mrc-perf a -> b: ${DUR} s of verified RDMA WriteImm, 64 KiB messages, window 16"
+"$PERF" -s "$T/b.sock" --server --port "$PORT" --timeout $((DUR + 60)) > "$T/srv.out" 2>&1 &
+srv=$!
+PIDS+=("$srv")
+"$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$PORT" --verify --duration "$DUR" \
+	--size 64K --window 16 --stats 0 --timeout $((DUR + 60)) --json > "$T/perf.json" 2> "$T/perf.err" &
+cl=$!
+PIDS+=("$cl")
 
 # One Python process watches the transfer over both control sockets (a
-# persistent connection each: cheap on two cores): it samples the bytes b
-# has placed (its QP's rx_data_bytes, first copies only) every 200 ms,
-# blackholes plane 2 on a at a third of the transfer and restores it at two
-# thirds, and leaves the samples for the report.
-python3 - "$T" "$BYTES" "$st" > "$T/monitor.log" 2>&1 <<'PY' &
+# persistent connection each: cheap on two cores): every 200 ms it samples
+# the bytes b has placed (its QPs' rx_data_bytes, first copies only) and
+# a's retransmissions and EV transitions, blackholes plane 2 on a (both
+# directions, silently: the link stays up) a third of the way through and
+# restores it at two thirds, and leaves the samples for the report.
+python3 - "$T" "$DUR" "$cl" > "$T/monitor.log" 2>&1 <<'PY' &
 import json, os, socket, sys, time
-T, size, st_pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
-mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-target = int(size[:-1]) * mult[size[-1].upper()] if size[-1].upper() in mult else int(size)
+T, dur, cl_pid = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 class Ctl:
     def __init__(self, path):
         self.s = socket.socket(socket.AF_UNIX); self.s.connect(path); self.f = self.s.makefile("rwb"); self.id = 0
@@ -87,46 +93,55 @@ class Ctl:
         r = json.loads(self.f.readline())
         return r.get("result") if r.get("ok") else None
 a, b = Ctl(T + "/a.sock"), Ctl(T + "/b.sock")
-qpn = None
-phase, t0 = "before", time.time()
-out = open(T + "/samples", "w")
 def alive():
     try:
-        os.kill(st_pid, 0); return True
+        os.kill(cl_pid, 0); return True
     except OSError:
         return False
+phase, t0, last = "before", None, {}
+out = open(T + "/samples", "w")
 while alive():
-    if qpn is None:
-        q = b("qps") or []
-        qpn = q[0]["qpn"] if q else None
-    if qpn is not None:
-        d = b("qp", qpn=qpn)
-        if d is None:
-            break
-        placed = d["counters"]["rx_data_bytes"]
-        now = time.time()
+    placed, got = 0, False
+    for q in b("qps") or []:
+        d = b("qp", qpn=q["qpn"])
+        if d:
+            placed += d["counters"]["rx_data_bytes"]; got = True
+    rtx = {"fast": 0, "nack": 0, "rto": 0}
+    trans = 0
+    for q in a("qps") or []:
+        d = a("qp", qpn=q["qpn"])
+        if d:
+            for k in rtx:
+                rtx[k] += d["counters"]["rtx_" + k]
+            trans += d["ev_transitions"]
+    now = time.time()
+    if got and placed > 0:
+        if t0 is None:
+            t0 = now
+        last = {"rtx": rtx, "ev_transitions": trans}
         out.write("%d %d %s\n" % (now * 1000, placed, phase)); out.flush()
-        if phase == "before" and placed > target // 3:
+        if phase == "before" and now - t0 > dur / 3:
             a("fault_set", port="plane2", blackhole=True, direction="both")
-            print("   t=%d ms: plane 2 blackholed (silently: its link stays up)" % ((now - t0) * 1000), flush=True)
+            print("   t=%.1f s: plane 2 blackholed (silently: its link stays up)" % (now - t0), flush=True)
             phase = "during"
-        elif phase == "during" and placed > 2 * target // 3:
+        elif phase == "during" and now - t0 > 2 * dur / 3:
             a("fault_clear", port="plane2")
-            print("   t=%d ms: plane 2 restored" % ((now - t0) * 1000), flush=True)
+            print("   t=%.1f s: plane 2 restored" % (now - t0), flush=True)
             phase = "after"
+    json.dump(last, open(T + "/last.json", "w"))
     time.sleep(0.2)
 PY
 mon=$!
 PIDS+=("$mon")
-samples="$T/samples"
 rc=0
-wait "$st" || rc=$?
+wait "$cl" || rc=$?
+wait "$srv" 2>/dev/null || true
 wait "$mon" 2>/dev/null || true
 cat "$T/monitor.log"
 
 echo
 echo "== report"
-python3 - "$samples" "$T/st.json" <<'PY'
+python3 - "$T/samples" "$T/perf.json" "$T/last.json" <<'PY'
 import json, sys
 rows = [l.split() for l in open(sys.argv[1])]
 rate = {}
@@ -145,17 +160,23 @@ if gaps:
 try:
     d = json.load(open(sys.argv[2]))
 except Exception:
-    print("  selftest: no result"); sys.exit(0)
-s, r = d["sender"], d["receiver"]
-print("  bytes:           %d in %.2f s (%.2f Gbit/s overall)" % (s["bytes_done"], s["elapsed_ns"] / 1e9, s["goodput_gbps"]))
-print("  retransmits:     %d (fast %d, NACK %d, RTO %d)" % (s["rtx_total"], s["rtx_fast"], s["rtx_nack"], s["rtx_rto"]))
-print("  EV transitions:  %d" % s["ev_transitions"])
-print("  verify errors:   %d" % r["verify_errors"])
-print("  QP states:       sender %s, receiver %s" % (s["qp_state"], r["qp_state"]))
-print("  result:          %s" % ("PASS" if d["ok"] else "FAIL"))
+    print("  mrc-perf: no result"); sys.exit(0)
+try:
+    last = json.load(open(sys.argv[3]))
+except Exception:
+    last = {}
+r = last.get("rtx", {})
+print("  bytes:           %d in %.2f s (%.2f Gbit/s overall, %.0f messages/s)" % (d["bytes"], d["seconds"], d["gbps"], d["msgs_per_s"]))
+if r:
+    print("  retransmits:     %d (fast %d, NACK %d, RTO %d)" % (sum(r.values()), r["fast"], r["nack"], r["rto"]))
+    print("  EV transitions:  %d" % last["ev_transitions"])
+print("  verify errors:   %d" % d["verify_errors"])
+print("  completion errors: %d" % d["cq_errors"])
+ok = d.get("exit", 1) == 0 and d["verify_errors"] == 0 and d["cq_errors"] == 0
+print("  result:          %s" % ("PASS" if ok else "FAIL"))
 PY
 if [ "$rc" -ne 0 ]; then
-	echo "selftest failed (exit $rc):"
-	cat "$T/st.err"
+	echo "mrc-perf failed (exit $rc):"
+	tail -5 "$T/perf.err"
 	exit 1
 fi

@@ -228,6 +228,12 @@ static json_t *qp_json(struct mrcd_dp *dp, uint32_t qpn, bool full)
 	set_u64(o, "tx_data_pkts", qi.c.tx_data_pkts);
 	set_u64(o, "rx_data_pkts", qi.c.rx_data_pkts);
 	set_u64(o, "rtx", qi.c.rtx_fast + qi.c.rtx_nack + qi.c.rtx_rto + qi.c.rtx_port_down);
+	const struct mrcp_ev_set *evs = mrcp_qp_evs(dp->eng, qpn);
+	uint64_t trans = 0;
+
+	for (unsigned k = 0; evs && k < evs->n_evs; k++)
+		trans += evs->evs[k].c.transitions;
+	set_u64(o, "ev_transitions", trans);
 	if (!full)
 		return o;
 	set_u64(o, "next_psn", qi.next_psn);
