@@ -1222,7 +1222,12 @@ static unsigned rx_handover(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, u
 		bool copy = m[k]->hash.usr & 0x100u;
 
 		dp->wc.handover_in++;
-		if (port >= dp->n_ports || !dp->ports[port].admin_up) {
+		if (port >= dp->n_ports) {
+			rte_pktmbuf_free(m[k]);
+			continue;
+		}
+		if (!dp->ports[port].admin_up) {
+			dp->ports[port].c.rx_admin_down++;
 			rte_pktmbuf_free(m[k]);
 			continue;
 		}
