@@ -44,9 +44,9 @@ static void print_header(const struct sim_scenario *s)
 	       s->path, (unsigned long long)s->seed, s->hosts, s->planes, T0, s->t1_per_plane, s->link_gbps,
 	       (unsigned long long)s->delay_ns, wl_name(s->wl),
 	       (unsigned long long)s->bytes, s->qps, s->n_failures);
-	printf("%-4s %5s %5s %12s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "tp", "flows", "done",
+	printf("%-4s %5s %5s %12s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "tp", "flows", "done",
 	       "finish_us", "gbps", "rtx_fast", "rtx_nack", "rtx_rto", "rtx_pdn", "ev_trans", "drops",
-	       "blackhol", "trims", "ecn");
+	       "blackhol", "trims", "ecn", "lost");
 }
 
 static void print_line(const struct sim_result *r)
@@ -57,17 +57,30 @@ static void print_line(const struct sim_result *r)
 		snprintf(fin, sizeof(fin), "%.3f", (double)r->finish_ns / 1000.0);
 	else
 		snprintf(fin, sizeof(fin), "-");
-	printf("%-4s %5u %5u %12s %8.2f %8llu %8llu %8llu %8llu %8llu %8llu %8llu %8llu %8llu\n", r->transport,
+	printf("%-4s %5u %5u %12s %8.2f %8llu %8llu %8llu %8llu %8llu %8llu %8llu %8llu %8llu %8llu\n", r->transport,
 	       r->flows, r->flows_done, fin, goodput_gbps(r), (unsigned long long)r->rtx_fast,
 	       (unsigned long long)r->rtx_nack, (unsigned long long)r->rtx_rto,
 	       (unsigned long long)r->rtx_port_down, (unsigned long long)r->ev_transitions,
 	       (unsigned long long)r->drops_buffer, (unsigned long long)r->drops_down,
-	       (unsigned long long)r->trims, (unsigned long long)r->ecn_marks);
+	       (unsigned long long)r->trims, (unsigned long long)r->ecn_marks, (unsigned long long)r->drops_loss);
+}
+
+static const char *ev_state_name(uint8_t st)
+{
+	static const char *const names[] = {
+		[MRCP_EV_GOOD] = "GOOD", [MRCP_EV_SKIP] = "SKIP",
+		[MRCP_EV_ASSUMED_BAD] = "ASSUMED_BAD", [MRCP_EV_DENIED] = "DENIED",
+	};
+
+	return st < sizeof(names) / sizeof(names[0]) && names[st] ? names[st] : "-";
 }
 
 /* incast and allreduce_ring: per-flow completions and the workload's figures */
 static void print_detail(const struct sim_scenario *s, const struct sim_result *r)
 {
+	if (r->evdrop_ev)
+		printf("%s ev_drop ev 0x%x state %s transitions %llu\n", r->transport, r->evdrop_ev,
+		       ev_state_name(r->evdrop_state), (unsigned long long)r->evdrop_trans);
 	if (s->wl == SIM_WL_INCAST) {
 		printf("%s flows (src->dst done_us):", r->transport);
 		for (uint32_t i = 0; i < r->n_report; i++) {
@@ -156,8 +169,8 @@ static int write_json(const char *path, const struct sim_scenario *s, const stru
 		fprintf(o, "\"end_ns\": %llu, \"stalled\": %s, \"first_flow_ns\": %llu, \"bytes_done\": %llu, \"goodput_gbps\": %.3f, "
 			   "\"tx_data_pkts\": %llu, \"rtx_fast\": %llu, \"rtx_nack\": %llu, \"rtx_rto\": %llu, "
 			   "\"rtx_port_down\": %llu, \"ev_transitions\": %llu, \"wc_err\": %llu, "
-			   "\"drops_buffer\": %llu, \"drops_down\": %llu, \"trims\": %llu, \"ecn_marks\": %llu, "
-			   "\"events\": %llu",
+			   "\"drops_buffer\": %llu, \"drops_down\": %llu, \"drops_loss\": %llu, \"trims\": %llu, "
+			   "\"ecn_marks\": %llu, \"events\": %llu",
 			(unsigned long long)r[i].end_ns, r[i].stalled ? "true" : "false",
 			(unsigned long long)r[i].min_flow_ns,
 			(unsigned long long)r[i].bytes_done, goodput_gbps(&r[i]),
@@ -165,7 +178,8 @@ static int write_json(const char *path, const struct sim_scenario *s, const stru
 			(unsigned long long)r[i].rtx_nack, (unsigned long long)r[i].rtx_rto,
 			(unsigned long long)r[i].rtx_port_down, (unsigned long long)r[i].ev_transitions,
 			(unsigned long long)r[i].wc_err, (unsigned long long)r[i].drops_buffer,
-			(unsigned long long)r[i].drops_down, (unsigned long long)r[i].trims,
+			(unsigned long long)r[i].drops_down, (unsigned long long)r[i].drops_loss,
+			(unsigned long long)r[i].trims,
 			(unsigned long long)r[i].ecn_marks, (unsigned long long)r[i].events);
 		json_detail(o, s, &r[i]);
 		fputc('}', o);

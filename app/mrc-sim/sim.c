@@ -1,6 +1,6 @@
 /* sim.c - the mrc-sim event loop: the multi-plane Clos fabric (queues,
- * ECMP, ECN, trimming, tail drop, silent failures), the hosts that drive
- * one MRC engine each, and the p2p / permutation workloads. See sim.h. */
+ * ECMP, ECN, trimming, tail drop, failures and routing reconvergence), the
+ * hosts that drive one MRC engine each, and the workloads. See sim.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +20,7 @@
 
 /* Where a packet is when its hop event fires. */
 enum hop { HOP_T0_SRC = 0, HOP_T1, HOP_T0_DST, HOP_HOST };
-enum evk { EVK_HOP = 0, EVK_POLL, EVK_TIMER, EVK_ROOM, EVK_FAIL, EVK_COMPUTE };
+enum evk { EVK_HOP = 0, EVK_POLL, EVK_TIMER, EVK_ROOM, EVK_FAIL, EVK_COMPUTE, EVK_ROUTE };
 
 struct pkt {
 	struct pkt *next;         /* free list / host RX list */
@@ -29,6 +29,7 @@ struct pkt {
 	uint8_t plane;            /* 0-based */
 	uint8_t dscp, ecn, trim;  /* trim: enum mrcp_trim */
 	uint8_t hop;              /* enum hop: where the next event finds it */
+	uint16_t t1;              /* the T1 its T0 hashed it to */
 	uint32_t payload_len;     /* bytes; 0 once trimmed */
 	uint32_t ev;
 	uint32_t src, dst;        /* host indices */
@@ -38,9 +39,10 @@ struct pkt {
 struct event {
 	uint64_t t_ps;            /* simulated time, ps */
 	uint64_t seq;             /* insertion order: ties break by it */
-	uint64_t gen;             /* EVK_TIMER: the host's timer generation */
+	uint64_t gen;             /* EVK_TIMER: the host's timer generation;
+				   * EVK_FAIL: flap toggle; EVK_ROUTE: 1 = up */
 	struct pkt *p;            /* EVK_HOP */
-	uint32_t arg;             /* host index / failure index */
+	uint32_t arg;             /* host / failure / T0-T1 link index */
 	uint8_t kind;             /* enum evk */
 };
 
@@ -48,6 +50,8 @@ struct event {
 struct queue {
 	uint64_t busy_ps;         /* link busy until, ps (all traffic) */
 	uint64_t prio_busy_ps;    /* busy until for priority packets, ps */
+	uint64_t rate_bps;        /* bit/s: the link rate, less under a slow failure */
+	uint64_t loss_thresh;     /* gray: lose a packet when a draw is below it; 0 = none */
 	bool up;                  /* false: silently drop everything */
 	bool lasthop;             /* T0 -> host: trims get TRIMMED_LASTHOP */
 	bool nic;                 /* a host's port: no buffer limit, ECN, trim */
@@ -94,7 +98,8 @@ struct sim {
 	const struct sim_scenario *sc;
 	enum mrcp_qp_mode mode;
 	struct sim_result *r;
-	struct mrcp_prng prng;
+	struct mrcp_prng prng;    /* ECN marks */
+	struct mrcp_prng fprng;   /* failure losses (gray, ev_drop): ECN draws stay put */
 	uint64_t ecmp_salt;
 	uint64_t now_ps;
 	uint64_t seq;
@@ -109,6 +114,14 @@ struct sim {
 	struct queue *dnh;        /* [P][H]: T0 -> host */
 	struct queue *up;         /* [P][T0][T1]: T0 -> T1 */
 	struct queue *dn1;        /* [P][T1][T0]: T1 -> T0 */
+	uint8_t *rt_ok;           /* [P][T0][T1]: routing uses the T0-T1 link */
+	uint32_t *rt_bad;         /* [P]: links routing does not use */
+	bool *port_down;          /* [P][H]: the host's engine was told its link is down */
+	unsigned n_evdrop;
+	struct evdrop {
+		uint32_t ev;          /* EV value */
+		uint64_t thresh;      /* lose a packet when a draw is below it */
+	} evdrop[SIM_MAX_FAILURES];
 	struct host *hosts;
 	struct flow *flows;
 	uint32_t n_flows;
@@ -182,6 +195,15 @@ static struct event pop(struct sim *s)
 	return top;
 }
 
+static uint64_t loss_thresh(double pct)
+{
+	if (pct <= 0)
+		return 0;
+	if (pct >= 100)
+		return UINT64_MAX;
+	return (uint64_t)(pct / 100.0 * 18446744073709551616.0);
+}
+
 /* ---- packets ------------------------------------------------------------------ */
 
 static struct pkt *pkt_alloc(struct sim *s)
@@ -231,7 +253,7 @@ static uint64_t backlog_bytes(const struct sim *s, const struct queue *q)
 {
 	if (q->busy_ps <= s->now_ps)
 		return 0;
-	return (q->busy_ps - s->now_ps) * s->rate_bps / PS_X8;
+	return (q->busy_ps - s->now_ps) * q->rate_bps / PS_X8;
 }
 
 /* Offer @p to @q now: mark, trim, drop or schedule its arrival at the next
@@ -244,6 +266,11 @@ static void enqueue(struct sim *s, struct queue *q, struct pkt *p, uint8_t next)
 
 	if (!q->up) {
 		s->r->drops_down++;
+		pkt_free(s, p);
+		return;
+	}
+	if (q->loss_thresh && mrcp_prng_next(&s->fprng) < q->loss_thresh) {
+		s->r->drops_loss++;
 		pkt_free(s, p);
 		return;
 	}
@@ -273,7 +300,7 @@ static void enqueue(struct sim *s, struct queue *q, struct pkt *p, uint8_t next)
 		}
 	}
 	size = wire_bytes(p);
-	ser = (uint64_t)size * PS_X8 / s->rate_bps;
+	ser = (uint64_t)size * PS_X8 / q->rate_bps;
 	if (prio) {
 		/* priority packets wait only for each other but take link time */
 		start = q->prio_busy_ps > s->now_ps ? q->prio_busy_ps : s->now_ps;
@@ -289,13 +316,31 @@ static void enqueue(struct sim *s, struct queue *q, struct pkt *p, uint8_t next)
 	push(s, depart + s->delay_ps, EVK_HOP, 0, p, 0);
 }
 
-static uint32_t ecmp(const struct sim *s, const struct pkt *p, uint32_t t0)
+/* The T0 uplink for @p from @st0 to @dt0: a hash of the 5-tuple (addresses,
+ * and the EV in the UDP source port) over the T1s. Once routing has
+ * withdrawn links (link_down + reconverge_ms), a T1 that cannot reach both
+ * T0s is skipped: a packet hashed onto one moves to another usable T1
+ * chosen by the same hash, and no other packet moves (resilient hashing). */
+static uint32_t ecmp(const struct sim *s, const struct pkt *p, uint32_t st0, uint32_t dt0)
 {
-	/* the switch hashes the 5-tuple: addresses, and the EV in the UDP source port */
-	uint64_t k = (uint64_t)p->ev ^ ((uint64_t)p->plane << 40) ^ ((uint64_t)t0 << 48);
+	uint64_t k = (uint64_t)p->ev ^ ((uint64_t)p->plane << 40) ^ ((uint64_t)st0 << 48);
 	uint64_t a = (uint64_t)p->src << 32 | p->dst;
+	uint64_t h = mix64(mix64(k ^ s->ecmp_salt) ^ a);
+	uint32_t t1 = (uint32_t)(h % s->T1), n = 0, pick;
+	const uint8_t *rs = &s->rt_ok[(p->plane * s->T0 + st0) * s->T1];
+	const uint8_t *rd = &s->rt_ok[(p->plane * s->T0 + dt0) * s->T1];
 
-	return (uint32_t)(mix64(mix64(k ^ s->ecmp_salt) ^ a) % s->T1);
+	if (s->rt_bad[p->plane] == 0 || (rs[t1] && rd[t1]))
+		return t1;
+	for (uint32_t i = 0; i < s->T1; i++)
+		n += rs[i] && rd[i];
+	if (n == 0)
+		return t1; /* no route: it goes where the hash says */
+	pick = (uint32_t)((h / s->T1) % n);
+	for (uint32_t i = 0; i < s->T1; i++)
+		if (rs[i] && rd[i] && pick-- == 0)
+			return i;
+	return t1;
 }
 
 static void host_rx_append(struct sim *s, struct pkt *p);
@@ -308,15 +353,14 @@ static void hop(struct sim *s, struct pkt *p)
 	case HOP_T0_SRC:
 		if (st0 == dt0)
 			enqueue(s, &s->dnh[P * s->H + p->dst], p, HOP_HOST);
-		else
-			enqueue(s, &s->up[(P * s->T0 + st0) * s->T1 + ecmp(s, p, st0)], p, HOP_T1);
+		else {
+			p->t1 = (uint16_t)ecmp(s, p, st0, dt0);
+			enqueue(s, &s->up[(P * s->T0 + st0) * s->T1 + p->t1], p, HOP_T1);
+		}
 		break;
-	case HOP_T1: {
-		/* which T1: recovered from the ECMP choice (static routing) */
-		uint32_t t1 = ecmp(s, p, st0);
-		enqueue(s, &s->dn1[(P * s->T1 + t1) * s->T0 + dt0], p, HOP_T0_DST);
+	case HOP_T1:
+		enqueue(s, &s->dn1[(P * s->T1 + p->t1) * s->T0 + dt0], p, HOP_T0_DST);
 		break;
-	}
 	case HOP_T0_DST:
 		enqueue(s, &s->dnh[P * s->H + p->dst], p, HOP_HOST);
 		break;
@@ -388,6 +432,13 @@ static void send_tx(struct sim *s, uint32_t h, const struct mrcp_tx *tx)
 	p->payload_len = tx->payload_len;
 	p->src = h;
 	p->dst = dst;
+	for (unsigned i = 0; i < s->n_evdrop; i++) {
+		if (p->ev == s->evdrop[i].ev && mrcp_prng_next(&s->fprng) < s->evdrop[i].thresh) {
+			s->r->drops_loss++;
+			pkt_free(s, p);
+			return;
+		}
+	}
 	enqueue(s, &s->nic[p->plane * s->H + h], p, HOP_T0_SRC);
 }
 
@@ -555,7 +606,7 @@ static void update_room(struct sim *s, uint32_t h)
 			hs->room_closed[p] = full;
 		}
 		if (full) {
-			uint64_t t = q->busy_ps - (uint64_t)(TX_ROOM_BYTES / 2) * PS_X8 / s->rate_bps;
+			uint64_t t = q->busy_ps - (uint64_t)(TX_ROOM_BYTES / 2) * PS_X8 / q->rate_bps;
 			if (t < wake)
 				wake = t;
 		}
@@ -635,43 +686,115 @@ static void host_service(struct sim *s, uint32_t h)
 
 /* ---- failures ------------------------------------------------------------------- */
 
-static void set_link(struct sim *s, const struct sim_failure *f, bool up)
+/* The two queues of a link (host-T0, or T0-T1 of plane P). */
+static void link_queues(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, struct queue **a,
+			struct queue **b)
 {
-	uint32_t P = (uint32_t)f->plane;
-
-	if (f->host >= 0) {
-		s->nic[P * s->H + (uint32_t)f->host].up = up;
-		s->dnh[P * s->H + (uint32_t)f->host].up = up;
+	if (host >= 0) {
+		*a = &s->nic[P * s->H + (uint32_t)host];
+		*b = &s->dnh[P * s->H + (uint32_t)host];
 	} else {
-		s->up[(P * s->T0 + (uint32_t)f->t0) * s->T1 + (uint32_t)f->t1].up = up;
-		s->dn1[(P * s->T1 + (uint32_t)f->t1) * s->T0 + (uint32_t)f->t0].up = up;
+		*a = &s->up[(P * s->T0 + t0) * s->T1 + t1];
+		*b = &s->dn1[(P * s->T1 + t1) * s->T0 + t0];
 	}
 }
 
-static void apply_failure(struct sim *s, const struct sim_failure *f)
+/* A link goes down or up. @silent (a blackhole, a flap): nobody sees it and
+ * nothing else changes. Otherwise up means healthy again (no loss, full
+ * rate), Otherwise routing learns of a T0-T1 change reconverge_ms later,
+ * and a host's NIC sees its own link change at once (D50). */
+static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, bool up, bool silent)
 {
-	uint32_t P = (uint32_t)f->plane;
+	struct queue *a, *b;
 
-	if (f->kind != SIM_FAIL_SWITCH_DOWN) {
-		set_link(s, f, f->kind == SIM_FAIL_LINK_UP);
-		return;
+	link_queues(s, P, host, t0, t1, &a, &b);
+	a->up = b->up = up;
+	if (up && !silent) {
+		a->loss_thresh = b->loss_thresh = 0;
+		a->rate_bps = b->rate_bps = s->rate_bps;
 	}
-	if (f->t0 >= 0) {
-		uint32_t t0 = (uint32_t)f->t0;
-		for (uint32_t t1 = 0; t1 < s->T1; t1++) {
-			s->up[(P * s->T0 + t0) * s->T1 + t1].up = false;
-			s->dn1[(P * s->T1 + t1) * s->T0 + t0].up = false;
+	if (silent)
+		return;
+	if (host < 0) {
+		push(s, s->now_ps + s->sc->reconverge_ns * PS_PER_NS, EVK_ROUTE, (P * s->T0 + t0) * s->T1 + t1,
+		     NULL, up);
+	} else if (s->port_down[P * s->H + (uint32_t)host] == up) {
+		s->port_down[P * s->H + (uint32_t)host] = !up;
+		mrcp_port_set_link(s->hosts[host].e, (uint8_t)(P + 1), up, s->now_ps / PS_PER_NS);
+		schedule_poll(s, (uint32_t)host);
+	}
+}
+
+static void route_change(struct sim *s, uint32_t link, bool up)
+{
+	uint32_t P = link / (s->T0 * s->T1);
+
+	if (s->rt_ok[link] == up)
+		return;
+	s->rt_ok[link] = up;
+	if (up)
+		s->rt_bad[P]--;
+	else
+		s->rt_bad[P]++;
+}
+
+/* ev_drop: the value of the EV at ev_index of the flow's first QP. */
+static void ev_drop_start(struct sim *s, const struct sim_failure *f)
+{
+	const struct simqp *q = &s->qps[f->flow * s->sc->qps];
+	const struct mrcp_ev_set *evs = mrcp_qp_evs(s->hosts[s->flows[q->flow].src].e, q->qpn_tx);
+
+	if (evs == NULL || evs->n_evs == 0)
+		return;
+	s->evdrop[s->n_evdrop].ev = evs->evs[f->ev_index % evs->n_evs].value;
+	s->evdrop[s->n_evdrop++].thresh = loss_thresh(f->loss_pct);
+	s->r->evdrop_ev = s->evdrop[s->n_evdrop - 1].ev;
+}
+
+static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
+{
+	const struct sim_failure *f = &s->sc->failures[idx];
+	uint32_t P = (uint32_t)f->plane, t0 = (uint32_t)f->t0, t1 = (uint32_t)f->t1;
+	struct queue *a, *b;
+
+	switch (f->kind) {
+	case SIM_FAIL_LINK_DOWN:
+	case SIM_FAIL_LINK_UP:
+	case SIM_FAIL_BLACKHOLE:
+		link_state(s, P, f->host, t0, t1, f->kind == SIM_FAIL_LINK_UP, f->kind == SIM_FAIL_BLACKHOLE);
+		break;
+	case SIM_FAIL_GRAY:
+	case SIM_FAIL_SLOW:
+		link_queues(s, P, f->host, t0, t1, &a, &b);
+		if (f->kind == SIM_FAIL_GRAY)
+			a->loss_thresh = b->loss_thresh = loss_thresh(f->loss_pct);
+		else
+			a->rate_bps = b->rate_bps = (uint64_t)((double)s->rate_bps / f->factor);
+		break;
+	case SIM_FAIL_FLAP: {
+		/* toggle gen: down at even, up at odd, every period / 2; up at the end */
+		uint64_t half = f->period_ns / 2, end = f->at_ns + f->duration_ns;
+		uint64_t tk = f->at_ns + gen * half, next = tk + half;
+
+		link_state(s, P, f->host, t0, t1, tk >= end || (gen & 1), true);
+		if (tk < end)
+			push(s, (next < end ? next : end) * PS_PER_NS, EVK_FAIL, idx, NULL, gen + 1);
+		break;
+	}
+	case SIM_FAIL_SWITCH_DOWN:
+		if (f->t0 >= 0) {
+			for (uint32_t k = 0; k < s->T1; k++)
+				link_state(s, P, -1, t0, k, false, false);
+			for (uint32_t h = t0 * s->sc->hosts_per_t0; h < (t0 + 1) * s->sc->hosts_per_t0 && h < s->H; h++)
+				link_state(s, P, (int)h, 0, 0, false, false);
+		} else {
+			for (uint32_t k = 0; k < s->T0; k++)
+				link_state(s, P, -1, k, t1, false, false);
 		}
-		for (uint32_t h = t0 * s->sc->hosts_per_t0; h < (t0 + 1) * s->sc->hosts_per_t0 && h < s->H; h++) {
-			s->nic[P * s->H + h].up = false;
-			s->dnh[P * s->H + h].up = false;
-		}
-	} else {
-		uint32_t t1 = (uint32_t)f->t1;
-		for (uint32_t t0 = 0; t0 < s->T0; t0++) {
-			s->up[(P * s->T0 + t0) * s->T1 + t1].up = false;
-			s->dn1[(P * s->T1 + t1) * s->T0 + t0].up = false;
-		}
+		break;
+	case SIM_FAIL_EV_DROP:
+		ev_drop_start(s, f);
+		break;
 	}
 }
 
@@ -699,6 +822,11 @@ static int setup_engines(struct sim *s)
 		mrcp_engine_config_defaults(&ec);
 		ec.seed = mix64(sc->seed ^ mix64(h + 1));
 		ec.n_ports = (uint8_t)s->P;
+		ec.max_qps = 2 * sim_scenario_flows(sc) * sc->qps;
+		if (ec.max_qps < 256)
+			ec.max_qps = 256;
+		if (ec.max_qps > 65536)
+			ec.max_qps = 65536;
 		for (uint32_t p = 0; p < s->P; p++) {
 			ec.port_bps[p] = s->rate_bps;
 			ec.port_addr[p] = host_addr(h, p);
@@ -865,6 +993,16 @@ static void collect(struct sim *s)
 	}
 	if (r->min_flow_ns == UINT64_MAX)
 		r->min_flow_ns = 0;
+	for (uint32_t i = 0; r->evdrop_ev && i < s->n_qps; i++) {
+		const struct mrcp_ev_set *evs = mrcp_qp_evs(s->hosts[s->flows[s->qps[i].flow].src].e, s->qps[i].qpn_tx);
+
+		for (uint16_t k = 0; evs != NULL && k < evs->n_evs; k++) {
+			if (evs->evs[k].value == r->evdrop_ev && r->evdrop_state == 0) {
+				r->evdrop_state = evs->evs[k].state;
+				r->evdrop_trans = evs->evs[k].c.transitions;
+			}
+		}
+	}
 	r->n_report = s->n_flows < SIM_MAX_REPORT ? s->n_flows : SIM_MAX_REPORT;
 	for (uint32_t i = 0; i < r->n_report; i++) {
 		r->flow_src[i] = s->flows[i].src;
@@ -957,6 +1095,9 @@ static void teardown(struct sim *s)
 	free(s->dnh);
 	free(s->up);
 	free(s->dn1);
+	free(s->rt_ok);
+	free(s->rt_bad);
+	free(s->port_down);
 	free(s->hosts);
 	free(s->flows);
 	free(s->qps);
@@ -991,17 +1132,26 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 	s.trim_bytes = (uint64_t)sc->trim_kb * 1024;
 	s.kmin_bytes = (uint64_t)sc->ecn_kmin_kb * 1024;
 	s.kmax_bytes = (uint64_t)sc->ecn_kmax_kb * 1024;
+	mrcp_prng_seed(&s.fprng, mix64(sc->seed ^ 0x6A4Bull));
 	s.nic = xcalloc((size_t)s.P * s.H, sizeof(struct queue));
 	s.dnh = xcalloc((size_t)s.P * s.H, sizeof(struct queue));
 	s.up = xcalloc((size_t)s.P * s.T0 * s.T1, sizeof(struct queue));
 	s.dn1 = xcalloc((size_t)s.P * s.T0 * s.T1, sizeof(struct queue));
+	s.rt_ok = xcalloc((size_t)s.P * s.T0 * s.T1, 1);
+	s.rt_bad = xcalloc(s.P, sizeof(uint32_t));
+	s.port_down = xcalloc((size_t)s.P * s.H, sizeof(bool));
+	memset(s.rt_ok, 1, (size_t)s.P * s.T0 * s.T1);
 	for (size_t i = 0; i < (size_t)s.P * s.H; i++) {
 		s.nic[i].up = s.dnh[i].up = true;
+		s.nic[i].rate_bps = s.dnh[i].rate_bps = s.rate_bps;
+		s.dnh[i].loss_thresh = loss_thresh(sc->loss_pct);
 		s.nic[i].nic = true;
 		s.dnh[i].lasthop = true;
 	}
-	for (size_t i = 0; i < (size_t)s.P * s.T0 * s.T1; i++)
+	for (size_t i = 0; i < (size_t)s.P * s.T0 * s.T1; i++) {
 		s.up[i].up = s.dn1[i].up = true;
+		s.up[i].rate_bps = s.dn1[i].rate_bps = s.rate_bps;
+	}
 	s.hosts = xcalloc(s.H, sizeof(struct host));
 	s.slots = xcalloc(BURST, SLOT_BYTES);
 	s.buf_len = sc->bytes / sc->qps + sc->bytes % sc->qps + 4096;
@@ -1052,8 +1202,11 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 				s.hosts[ev.arg].room_wake_ps = 0;
 			host_service(&s, ev.arg);
 			break;
+		case EVK_ROUTE:
+			route_change(&s, ev.arg, ev.gen != 0);
+			break;
 		default:
-			apply_failure(&s, &sc->failures[ev.arg]);
+			apply_failure(&s, ev.arg, ev.gen);
 			break;
 		}
 	}

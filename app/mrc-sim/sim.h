@@ -7,8 +7,12 @@
  * every T1 of its plane. Every link direction has an output queue (rate,
  * finite buffer, ECN marking between kmin and kmax, trimming, tail drop).
  * Routing: ECMP at the T0 uplink by hashing the packet's EV (an RC QP has a
- * single fixed EV), static T1 -> T0 -> host. Failures are silent: a down
- * link drops everything sent onto it and nothing reconverges.
+ * single fixed EV), static T1 -> T0 -> host. Failures: a blackhole or a
+ * flap drops everything silently and never reconverges; a link_down is seen
+ * by routing, which stops hashing onto the link reconverge_ms later (and a
+ * host's NIC sees its own link go down at once); gray links lose a share of
+ * their packets, slow links run at a fraction of the rate, and ev_drop
+ * loses a share of the packets carrying one EV.
  *
  * Packets are not frames: they carry the engine's encoded MRC headers and
  * the payload length only (engines run with place_payload = false), plus
@@ -37,15 +41,31 @@
 #define SIM_MAX_REPORT 256    /**< flows reported one by one */
 
 enum sim_workload { SIM_WL_P2P = 0, SIM_WL_PERMUTATION, SIM_WL_INCAST, SIM_WL_ALLREDUCE };
-enum sim_fail_kind { SIM_FAIL_LINK_DOWN = 0, SIM_FAIL_LINK_UP, SIM_FAIL_SWITCH_DOWN };
+/** Failure kinds (docs/simulator.md, "Failures"). */
+enum sim_fail_kind {
+	SIM_FAIL_LINK_DOWN = 0,   /**< down, seen by routing after reconverge_ms */
+	SIM_FAIL_LINK_UP,         /**< back to healthy (up, no loss, full rate) */
+	SIM_FAIL_SWITCH_DOWN,     /**< link_down on every link of a switch */
+	SIM_FAIL_BLACKHOLE,       /**< down, silent: never reconverges */
+	SIM_FAIL_GRAY,            /**< loses loss_pct % of packets, both ways */
+	SIM_FAIL_SLOW,            /**< rate / factor, both ways */
+	SIM_FAIL_FLAP,            /**< silent down/up every period/2 for duration */
+	SIM_FAIL_EV_DROP,         /**< loses loss_pct % of one EV's packets */
+};
 
 /** One scheduled failure. Link: t0 + t1 (a T0-T1 link) or host (its
  *  host-T0 link); switch: t0 or t1. Unused fields are -1. */
 struct sim_failure {
 	uint64_t at_ns;           /**< when, ns of simulated time */
 	enum sim_fail_kind kind;
-	int plane;                /**< 0-based plane */
+	int plane;                /**< 0-based plane; ev_drop: -1 (the EV's own) */
 	int t0, t1, host;         /**< 0-based indices, -1 = not given */
+	double loss_pct;          /**< gray, ev_drop: percent of packets lost */
+	double factor;            /**< slow: the link runs at rate / factor */
+	uint64_t period_ns;       /**< flap: one down + up cycle, ns */
+	uint64_t duration_ns;     /**< flap: how long it flaps, ns; then up */
+	uint32_t flow;            /**< ev_drop: the flow whose first QP ... */
+	uint32_t ev_index;        /**< ... owns the EV at this index (its EV set) */
 };
 
 /** A scenario file (scenario.c), with defaults for every absent key. */
@@ -77,6 +97,8 @@ struct sim_scenario {
 	bool cc_per_qp;           /**< cc_scope: qp (D53); default one QPCC per peer */
 	uint32_t rto_timeout;     /**< engine D32 timeout exponent; 0 = engine default */
 	uint64_t duration_ns;     /**< simulated-time cap, ns */
+	uint64_t reconverge_ns;   /**< link_down -> routing stops using it, ns */
+	double loss_pct;          /**< random loss, % of packets on every T0 -> host link */
 	unsigned n_failures;
 	struct sim_failure failures[SIM_MAX_FAILURES];
 };
@@ -98,6 +120,10 @@ struct sim_result {
 	uint64_t wc_err;
 	uint64_t drops_buffer;    /**< tail drops in switch queues */
 	uint64_t drops_down;      /**< packets sent onto a down link */
+	uint64_t drops_loss;      /**< packets lost on gray links and to ev_drop */
+	uint32_t evdrop_ev;       /**< ev_drop: the EV value (the last one applied) */
+	uint8_t evdrop_state;     /**< its enum mrcp_ev_state at the end; 0 = none */
+	uint64_t evdrop_trans;    /**< its transitions counter at the end */
 	uint64_t trims;
 	uint64_t ecn_marks;
 	uint64_t events;          /**< discrete events processed */
@@ -123,6 +149,9 @@ void sim_scenario_defaults(struct sim_scenario *s);
 /** Parse @path over the defaults. Errors go to stderr as file:line: msg.
  *  @return 0, -1 on any error. */
 int sim_scenario_load(const char *path, struct sim_scenario *s);
+
+/** The number of flows @s's workload has (ev_drop's flow key). */
+uint32_t sim_scenario_flows(const struct sim_scenario *s);
 
 /** Run @s with @mode. @return 0, or -1 on a setup error (engine config). */
 int sim_run(const struct sim_scenario *s, enum mrcp_qp_mode mode, struct sim_result *r);
