@@ -52,6 +52,8 @@ uint32_t sim_scenario_flows(const struct sim_scenario *s)
 		return s->senders + 1;
 	case SIM_WL_ALLREDUCE:
 		return R;
+	case SIM_WL_ALLTOALL:
+		return R * (R - 1);
 	default:
 		return s->hosts;
 	}
@@ -152,8 +154,10 @@ static void load_workload(struct ctx *c, const yaml_node_t *m, struct sim_scenar
 				s->wl = SIM_WL_INCAST;
 			else if (t && !strcmp(t, "allreduce_ring"))
 				s->wl = SIM_WL_ALLREDUCE;
+			else if (t && !strcmp(t, "alltoall"))
+				s->wl = SIM_WL_ALLTOALL;
 			else if (t)
-				err(c, v, "workload type must be p2p, permutation, incast or allreduce_ring", t);
+				err(c, v, "workload type must be p2p, permutation, incast, allreduce_ring or alltoall", t);
 		} else if (!strcmp(key, "bytes")) {
 			get_u64(c, v, 1, 1ull << 34, &s->bytes);
 		} else if (!strcmp(key, "qps")) {
@@ -301,10 +305,11 @@ static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario
 		err(c, root, "incast needs hosts >= senders + 3 (receiver, victim sender, victim receiver)", NULL);
 	if (s->wl == SIM_WL_INCAST && s->hosts_per_t0 < 2)
 		err(c, root, "incast needs hosts_per_t0 >= 2 (the victim's receiver shares the T0)", NULL);
-	if (s->wl == SIM_WL_ALLREDUCE && s->ranks > s->hosts)
+	if ((s->wl == SIM_WL_ALLREDUCE || s->wl == SIM_WL_ALLTOALL) && s->ranks > s->hosts)
 		err(c, root, "workload ranks > hosts", NULL);
-	if (s->wl == SIM_WL_ALLREDUCE && s->bytes < (uint64_t)(s->ranks ? s->ranks : s->hosts) * s->qps)
-		err(c, root, "allreduce_ring needs bytes >= ranks x qps (a chunk per QP)", NULL);
+	if ((s->wl == SIM_WL_ALLREDUCE || s->wl == SIM_WL_ALLTOALL) &&
+	    s->bytes < (uint64_t)(s->ranks ? s->ranks : s->hosts) * s->qps)
+		err(c, root, "a collective needs bytes >= ranks x qps (a chunk per QP)", NULL);
 	if (s->ecn_kmin_kb > s->ecn_kmax_kb)
 		err(c, root, "ecn_kmin_kb > ecn_kmax_kb", NULL);
 	if (s->msg_kb * 1024ull > (1ull << 31))

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mrcp_prng.h"
 #include "sim.h"
@@ -74,13 +75,16 @@ struct simqp {
 	bool failed;
 };
 
-/* allreduce_ring: rank r writes flow r to rank r + 1 and reads flow r - 1. */
+/* A collective's rank. allreduce_ring: rank r writes flow r to rank r + 1
+ * and reads flow r - 1. alltoall: rank r writes flows r(R - 1) ..
+ * r(R - 1) + R - 2, to ranks r + 1 .. r + R - 1 (mod R). */
 struct rank {
 	uint32_t step, phase;     /* current step; phase within it */
 	bool comm;                /* in the collective (false: computing) */
 	bool done;
 	uint64_t recv;            /* RECV_IMMs from the left, over the whole run */
 	uint64_t step_start_ns, comm_start_ns;
+	uint64_t done_ns;         /* last step finished, ns; 0 = not yet */
 };
 
 struct host {
@@ -97,7 +101,9 @@ struct host {
 struct sim {
 	const struct sim_scenario *sc;
 	enum mrcp_qp_mode mode;
+	const struct sim_opts *o;
 	struct sim_result *r;
+	uint32_t ts_cap;          /* buckets allocated in r->ts_* */
 	struct mrcp_prng prng;    /* ECN marks */
 	struct mrcp_prng fprng;   /* failure losses (gray, ev_drop): ECN draws stay put */
 	uint64_t ecmp_salt;
@@ -127,8 +133,12 @@ struct sim {
 	uint32_t n_flows;
 	struct simqp *qps;
 	uint32_t n_qps;
-	struct rank *ranks;       /* allreduce_ring: [R] */
-	uint32_t R;
+	struct rank *ranks;       /* collectives: [R] */
+	uint32_t R;               /* collectives: ranks; 0 = not a collective */
+	uint32_t fpr;             /* collectives: flows each rank writes */
+	uint32_t phases;          /* collectives: phases per step */
+	uint64_t per_phase;       /* collectives: RECV_IMMs a rank gets per phase */
+	uint32_t n_units;         /* what must finish: flows, or ranks */
 	uint64_t *wait_ns, *step_ns; /* allreduce_ring: [R][steps] */
 	uint8_t *buf;             /* the shared (zero) Write source region */
 	uint64_t buf_len;
@@ -142,6 +152,44 @@ static uint64_t mix64(uint64_t x)
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
 	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
 	return x ^ (x >> 31);
+}
+
+/* ---- time series ----------------------------------------------------------------- */
+
+/* The series bucket of now, the arrays grown as needed (opts.bucket_ns != 0). */
+static uint32_t ts_bucket(struct sim *s)
+{
+	uint64_t b = s->now_ps / PS_PER_NS / s->o->bucket_ns;
+
+	if (b >= s->ts_cap) {
+		uint32_t cap = s->ts_cap ? s->ts_cap : 1024;
+
+		while (cap <= b)
+			cap *= 2;
+		s->r->ts_bytes = realloc(s->r->ts_bytes, cap * sizeof(uint64_t));
+		s->r->ts_drops = realloc(s->r->ts_drops, cap * sizeof(uint64_t));
+		s->r->ts_rx = realloc(s->r->ts_rx, cap * sizeof(uint64_t));
+		if (s->r->ts_bytes == NULL || s->r->ts_drops == NULL || s->r->ts_rx == NULL) {
+			fprintf(stderr, "mrc-sim: out of memory\n");
+			exit(2);
+		}
+		memset(s->r->ts_bytes + s->ts_cap, 0, (cap - s->ts_cap) * sizeof(uint64_t));
+		memset(s->r->ts_drops + s->ts_cap, 0, (cap - s->ts_cap) * sizeof(uint64_t));
+		memset(s->r->ts_rx + s->ts_cap, 0, (cap - s->ts_cap) * sizeof(uint64_t));
+		s->ts_cap = cap;
+	}
+	if (b + 1 > s->r->ts_n)
+		s->r->ts_n = (uint32_t)b + 1;
+	return (uint32_t)b;
+}
+
+static void ts_drop(struct sim *s)
+{
+	if (s->o->bucket_ns) {
+		uint32_t b = ts_bucket(s); /* may move ts_drops */
+
+		s->r->ts_drops[b]++;
+	}
 }
 
 /* ---- event heap: (time, seq) order ---------------------------------------- */
@@ -266,11 +314,13 @@ static void enqueue(struct sim *s, struct queue *q, struct pkt *p, uint8_t next)
 
 	if (!q->up) {
 		s->r->drops_down++;
+		ts_drop(s);
 		pkt_free(s, p);
 		return;
 	}
 	if (q->loss_thresh && mrcp_prng_next(&s->fprng) < q->loss_thresh) {
 		s->r->drops_loss++;
+		ts_drop(s);
 		pkt_free(s, p);
 		return;
 	}
@@ -295,6 +345,7 @@ static void enqueue(struct sim *s, struct queue *q, struct pkt *p, uint8_t next)
 			prio = true;
 		} else if (backlog + size > s->buffer_bytes) {
 			s->r->drops_buffer++;
+			ts_drop(s);
 			pkt_free(s, p);
 			return;
 		}
@@ -435,6 +486,7 @@ static void send_tx(struct sim *s, uint32_t h, const struct mrcp_tx *tx)
 	for (unsigned i = 0; i < s->n_evdrop; i++) {
 		if (p->ev == s->evdrop[i].ev && mrcp_prng_next(&s->fprng) < s->evdrop[i].thresh) {
 			s->r->drops_loss++;
+			ts_drop(s);
 			pkt_free(s, p);
 			return;
 		}
@@ -474,16 +526,16 @@ static bool post_more(struct sim *s, uint32_t i)
 	return any;
 }
 
-/* allreduce_ring: rank @r may post phase @ph of its step (its QPs' share). */
+/* Collectives: rank @r may post its next phase (its QPs' share). */
 static void rank_send_phase(struct sim *s, uint32_t r)
 {
-	for (uint32_t k = 0; k < s->sc->qps; k++) {
-		uint32_t i = r * s->sc->qps + k;
+	for (uint32_t k = 0; k < s->fpr * s->sc->qps; k++) {
+		uint32_t i = r * s->fpr * s->sc->qps + k;
 
 		s->qps[i].limit += s->qps[i].mpp;
 		post_more(s, i);
 	}
-	schedule_poll(s, s->flows[r].src);
+	schedule_poll(s, r);
 }
 
 static void rank_start_step(struct sim *s, uint32_t r)
@@ -505,17 +557,15 @@ static void rank_compute_done(struct sim *s, uint32_t r)
 	rank_send_phase(s, r);
 }
 
-/* Advance rank @r over every phase whose chunk from the left has arrived. */
+/* Advance rank @r over every phase whose chunks have all arrived (from the
+ * left in a ring, from every other rank in an all-to-all). */
 static void rank_advance(struct sim *s, uint32_t r)
 {
 	struct rank *k = &s->ranks[r];
-	uint32_t left = (r + s->R - 1) % s->R, phases = 2 * (s->R - 1);
-	uint64_t per_phase = 0;
+	uint32_t phases = s->phases;
 
-	for (uint32_t q = 0; q < s->sc->qps; q++)
-		per_phase += s->qps[left * s->sc->qps + q].mpp;
 	while (k->comm && !k->done &&
-	       k->recv >= ((uint64_t)k->step * phases + k->phase + 1) * per_phase) {
+	       k->recv >= ((uint64_t)k->step * phases + k->phase + 1) * s->per_phase) {
 		uint64_t now_ns = s->now_ps / PS_PER_NS;
 
 		if (++k->phase < phases) {
@@ -526,7 +576,7 @@ static void rank_advance(struct sim *s, uint32_t r)
 		s->step_ns[r * s->sc->steps + k->step] = now_ns - k->step_start_ns;
 		if (++k->step == s->sc->steps) {
 			k->done = true;
-			s->flows[r].done_ns = now_ns;
+			k->done_ns = now_ns;
 			s->r->flows_done++;
 		} else {
 			rank_start_step(s, r);
@@ -555,7 +605,7 @@ static bool drain_cq(struct sim *s, uint32_t h)
 				continue;
 			}
 			if (wc[i].opcode == MRCP_WC_RECV_IMM) {
-				/* allreduce_ring: a chunk message arrived at f->dst */
+				/* a collective's chunk message arrived at f->dst */
 				(void)mrcp_qp_post_recv(s->hosts[h].e, q->qpn_rx, 0);
 				s->ranks[f->dst].recv++;
 				rank_advance(s, f->dst);
@@ -563,6 +613,11 @@ static bool drain_cq(struct sim *s, uint32_t h)
 			}
 			q->done++;
 			s->r->bytes_done += wc[i].byte_len;
+			if (s->o->bucket_ns) {
+				uint32_t b = ts_bucket(s); /* may move ts_bytes */
+
+				s->r->ts_bytes[b] += wc[i].byte_len;
+			}
 			if (q->mpp) {
 				if (post_more(s, (uint32_t)wc[i].user_ctx))
 					posted = true;
@@ -662,6 +717,11 @@ static void host_service(struct sim *s, uint32_t h)
 		rx[n].ev = p->ev;
 		rx[n].src = host_addr(p->src, p->plane);
 		done[n++] = p;
+		if (s->o->bucket_ns && !p->trim && p->payload_len) {
+			uint32_t b = ts_bucket(s); /* may move ts_rx */
+
+			s->r->ts_rx[b] += p->payload_len;
+		}
 	}
 	if (n > 0)
 		mrcp_rx_burst(hs->e, rx, n, now_ns);
@@ -822,7 +882,8 @@ static int setup_engines(struct sim *s)
 		mrcp_engine_config_defaults(&ec);
 		ec.seed = mix64(sc->seed ^ mix64(h + 1));
 		ec.n_ports = (uint8_t)s->P;
-		ec.max_qps = 2 * sim_scenario_flows(sc) * sc->qps;
+		ec.max_qps = sc->wl == SIM_WL_ALLTOALL ? 2 * (sim_scenario_flows(sc) / s->H + 1) * sc->qps
+						       : 2 * sim_scenario_flows(sc) * sc->qps;
 		if (ec.max_qps < 256)
 			ec.max_qps = 256;
 		if (ec.max_qps > 65536)
@@ -897,16 +958,22 @@ static int setup_flows(struct sim *s)
 		}
 		s->flows[n].src = vsrc; /* the victim is the last flow */
 		s->flows[n].dst = vdst;
-	} else if (sc->wl == SIM_WL_ALLREDUCE) {
+	} else if (sc->wl == SIM_WL_ALLREDUCE || sc->wl == SIM_WL_ALLTOALL) {
+		bool ring = sc->wl == SIM_WL_ALLREDUCE;
+
 		s->R = sc->ranks ? sc->ranks : s->H;
-		s->n_flows = s->R;
-		s->flows = xcalloc(s->R, sizeof(*s->flows));
+		s->fpr = ring ? 1 : s->R - 1;
+		s->phases = ring ? 2 * (s->R - 1) : 1;
+		s->n_flows = s->R * s->fpr;
+		s->flows = xcalloc(s->n_flows, sizeof(*s->flows));
 		s->ranks = xcalloc(s->R, sizeof(*s->ranks));
 		s->wait_ns = xcalloc((size_t)s->R * sc->steps, sizeof(uint64_t));
 		s->step_ns = xcalloc((size_t)s->R * sc->steps, sizeof(uint64_t));
 		for (uint32_t i = 0; i < s->R; i++) {
-			s->flows[i].src = i;
-			s->flows[i].dst = (i + 1) % s->R;
+			for (uint32_t j = 0; j < s->fpr; j++) {
+				s->flows[i * s->fpr + j].src = i;
+				s->flows[i * s->fpr + j].dst = (i + 1 + j) % s->R;
+			}
 		}
 	} else {
 		s->n_flows = s->H;
@@ -934,16 +1001,19 @@ static int setup_flows(struct sim *s)
 			q->bytes = sc->bytes / sc->qps + (k == sc->qps - 1 ? sc->bytes % sc->qps : 0);
 			q->msgs = (uint32_t)((q->bytes + msg - 1) / msg);
 			q->limit = q->msgs;
-			if (sc->wl == SIM_WL_ALLREDUCE) {
+			if (s->R) {
 				/* a chunk is bytes / R, split over the QPs; 2(R - 1)
-				 * phases per step; every message is a WriteImm */
+				 * phases per step in a ring, one in an all-to-all;
+				 * every message is a WriteImm */
 				uint64_t chunk = sc->bytes / s->R;
 
 				q->chunk = chunk / sc->qps + (k == sc->qps - 1 ? chunk % sc->qps : 0);
 				q->mpp = (uint32_t)((q->chunk + msg - 1) / msg);
-				q->msgs = q->mpp * 2 * (s->R - 1) * sc->steps;
-				q->bytes = q->chunk * 2 * (s->R - 1) * sc->steps;
+				q->msgs = q->mpp * s->phases * sc->steps;
+				q->bytes = q->chunk * s->phases * sc->steps;
 				q->limit = 0;
+				if (fi == 0) /* every flow has the same chunks */
+					s->per_phase += q->mpp * s->fpr;
 			}
 			rc = mrcp_qp_create(es, &a, &q->qpn_tx);
 			if (rc == 0)
@@ -985,11 +1055,17 @@ static void collect(struct sim *s)
 	struct sim_result *r = s->r;
 
 	r->min_flow_ns = UINT64_MAX;
-	for (uint32_t i = 0; i < s->n_flows; i++) {
+	for (uint32_t i = 0; !s->R && i < s->n_flows; i++) {
 		if (s->flows[i].done_ns > r->finish_ns)
 			r->finish_ns = s->flows[i].done_ns;
 		if (s->flows[i].qps_left == 0 && s->flows[i].done_ns < r->min_flow_ns)
 			r->min_flow_ns = s->flows[i].done_ns;
+	}
+	for (uint32_t i = 0; i < s->R; i++) {
+		if (s->ranks[i].done_ns > r->finish_ns)
+			r->finish_ns = s->ranks[i].done_ns;
+		if (s->ranks[i].done && s->ranks[i].done_ns < r->min_flow_ns)
+			r->min_flow_ns = s->ranks[i].done_ns;
 	}
 	if (r->min_flow_ns == UINT64_MAX)
 		r->min_flow_ns = 0;
@@ -1003,11 +1079,26 @@ static void collect(struct sim *s)
 			}
 		}
 	}
-	r->n_report = s->n_flows < SIM_MAX_REPORT ? s->n_flows : SIM_MAX_REPORT;
+	r->n_report = s->n_units < SIM_MAX_REPORT ? s->n_units : SIM_MAX_REPORT;
 	for (uint32_t i = 0; i < r->n_report; i++) {
-		r->flow_src[i] = s->flows[i].src;
-		r->flow_dst[i] = s->flows[i].dst;
-		r->flow_done_ns[i] = s->flows[i].done_ns;
+		/* a collective reports its ranks */
+		r->flow_src[i] = s->R ? i : s->flows[i].src;
+		r->flow_dst[i] = s->R ? s->flows[i * s->fpr].dst : s->flows[i].dst;
+		r->flow_done_ns[i] = s->R ? s->ranks[i].done_ns : s->flows[i].done_ns;
+	}
+	if (s->sc->wl == SIM_WL_P2P) {
+		double rs = 0, rd = 0;
+
+		for (uint32_t p = 0; p < s->P; p++) {
+			const struct queue *a = &s->nic[p * s->H + s->sc->src], *b = &s->dnh[p * s->H + s->sc->src];
+			const struct queue *c = &s->nic[p * s->H + s->sc->dst], *d = &s->dnh[p * s->H + s->sc->dst];
+
+			if (a->up && b->up)
+				rs += (double)(a->rate_bps < b->rate_bps ? a->rate_bps : b->rate_bps) / 1e9;
+			if (c->up && d->up)
+				rd += (double)(c->rate_bps < d->rate_bps ? c->rate_bps : d->rate_bps) / 1e9;
+		}
+		r->live_gbps = rs < rd ? rs : rd;
 	}
 	if (s->sc->wl == SIM_WL_INCAST) {
 		const struct flow *v = &s->flows[s->n_flows - 1];
@@ -1019,7 +1110,7 @@ static void collect(struct sim *s)
 		if (v->done_ns)
 			r->victim_gbps = (double)s->sc->bytes * 8.0 / (double)v->done_ns;
 	}
-	if (s->sc->wl == SIM_WL_ALLREDUCE && s->r->flows_done == s->n_flows) {
+	if (s->R && s->r->flows_done == s->n_units) {
 		uint32_t S = s->sc->steps;
 
 		r->steps = S;
@@ -1108,15 +1199,44 @@ static void teardown(struct sim *s)
 	free(s->slots);
 }
 
-int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_result *r)
+static double wall_now(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void progress(const struct sim *s, double t0, bool last)
+{
+	double dt = wall_now() - t0;
+
+	fprintf(stderr, "\rmrc-sim: %s t=%.1f us, %llu events (%.2f M/s), %u of %u done%s", s->r->transport,
+		(double)s->now_ps / 1e6, (unsigned long long)s->r->events,
+		dt > 0 ? (double)s->r->events / dt / 1e6 : 0.0, s->r->flows_done, s->n_units, last ? "\n" : "");
+}
+
+void sim_result_free(struct sim_result *r)
+{
+	free(r->ts_bytes);
+	free(r->ts_drops);
+	free(r->ts_rx);
+	r->ts_bytes = r->ts_drops = r->ts_rx = NULL;
+}
+
+int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct sim_opts *o,
+	    struct sim_result *r)
+{
+	static const struct sim_opts no_opts;
 	struct sim s;
 	int rc = 0;
 	bool capped = false;
+	double t0 = wall_now();
 
 	memset(&s, 0, sizeof(s));
 	memset(r, 0, sizeof(*r));
 	r->transport = mode == MRCP_MODE_RC ? "rc" : "mrc";
+	s.o = o ? o : &no_opts;
 	s.sc = sc;
 	s.mode = mode;
 	s.r = r;
@@ -1168,7 +1288,8 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 	for (uint32_t i = 0; i < s.R; i++)
 		rank_start_step(&s, i);
 
-	while (s.n_ev > 0 && r->flows_done < s.n_flows) {
+	s.n_units = s.R ? s.R : s.n_flows;
+	while (s.n_ev > 0 && r->flows_done < s.n_units) {
 		struct event ev = pop(&s);
 
 		if (ev.t_ps > sc->duration_ns * PS_PER_NS) {
@@ -1180,8 +1301,11 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 		}
 		s.now_ps = ev.t_ps;
 		r->events++;
+		if (s.o->progress && (r->events & ((1u << 21) - 1)) == 0)
+			progress(&s, t0, false);
 		switch (ev.kind) {
 		case EVK_HOP:
+			r->hop_events++;
 			hop(&s, ev.p);
 			break;
 		case EVK_POLL:
@@ -1211,9 +1335,14 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 		}
 	}
 	r->end_ns = s.now_ps / PS_PER_NS;
-	r->stalled = !capped && s.n_ev == 0 && r->flows_done < s.n_flows;
-	r->flows = s.n_flows;
+	r->stalled = !capped && s.n_ev == 0 && r->flows_done < s.n_units;
+	r->flows = s.n_units;
+	if (s.o->bucket_ns)
+		(void)ts_bucket(&s); /* the series runs to end_ns */
 	collect(&s);
+	r->wall_s = wall_now() - t0;
+	if (s.o->progress)
+		progress(&s, t0, true);
 out:
 	teardown(&s);
 	return rc;

@@ -40,7 +40,7 @@
 #define SIM_MAX_STEPS 64      /**< allreduce_ring steps */
 #define SIM_MAX_REPORT 256    /**< flows reported one by one */
 
-enum sim_workload { SIM_WL_P2P = 0, SIM_WL_PERMUTATION, SIM_WL_INCAST, SIM_WL_ALLREDUCE };
+enum sim_workload { SIM_WL_P2P = 0, SIM_WL_PERMUTATION, SIM_WL_INCAST, SIM_WL_ALLREDUCE, SIM_WL_ALLTOALL };
 /** Failure kinds (docs/simulator.md, "Failures"). */
 enum sim_fail_kind {
 	SIM_FAIL_LINK_DOWN = 0,   /**< down, seen by routing after reconverge_ms */
@@ -103,6 +103,12 @@ struct sim_scenario {
 	struct sim_failure failures[SIM_MAX_FAILURES];
 };
 
+/** What the command line asks of a run besides its result. */
+struct sim_opts {
+	uint64_t bucket_ns;       /**< time-series bucket, ns; 0 = no series */
+	bool progress;            /**< a progress line on stderr, and the event rate */
+};
+
 /** The result of one run. */
 struct sim_result {
 	const char *transport;    /**< "mrc" or "rc" */
@@ -127,6 +133,14 @@ struct sim_result {
 	uint64_t trims;
 	uint64_t ecn_marks;
 	uint64_t events;          /**< discrete events processed */
+	uint64_t hop_events;      /**< of them, a packet reaching a switch or host */
+	double wall_s;            /**< wall-clock time of the run, s (not part of the output) */
+	/* time series (opts.bucket_ns): per bucket from t = 0, malloc'd */
+	uint32_t ts_n;            /**< buckets up to end_ns */
+	uint64_t *ts_bytes;       /**< bytes completed at requesters in the bucket */
+	uint64_t *ts_drops;       /**< packets dropped, blackholed or lost in it */
+	uint64_t *ts_rx;          /**< payload bytes reaching receiving hosts in it (retransmissions too) */
+	double live_gbps;         /**< p2p: min(src, dst) rate of NIC links up at the end, Gb/s */
 	/* per flow (the first SIM_MAX_REPORT), incast and allreduce_ring */
 	uint32_t n_report;
 	uint32_t flow_src[SIM_MAX_REPORT], flow_dst[SIM_MAX_REPORT];
@@ -154,6 +168,10 @@ int sim_scenario_load(const char *path, struct sim_scenario *s);
 uint32_t sim_scenario_flows(const struct sim_scenario *s);
 
 /** Run @s with @mode. @return 0, or -1 on a setup error (engine config). */
-int sim_run(const struct sim_scenario *s, enum mrcp_qp_mode mode, struct sim_result *r);
+int sim_run(const struct sim_scenario *s, enum mrcp_qp_mode mode, const struct sim_opts *o,
+	    struct sim_result *r);
+
+/** Free what sim_run allocated in @r (the time series). */
+void sim_result_free(struct sim_result *r);
 
 #endif
