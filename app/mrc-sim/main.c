@@ -97,8 +97,10 @@ static bool failover(const struct sim_scenario *s, const struct sim_opts *op, co
 	if (s->wl != SIM_WL_P2P || s->n_failures == 0 || r->ts_rx == NULL || r->live_gbps <= 0)
 		return false;
 	for (unsigned i = 0; i < s->n_failures; i++)
-		if (s->failures[i].at_ns < fail_ns)
+		if (s->failures[i].kind != SIM_FAIL_EV_DROP && s->failures[i].at_ns < fail_ns)
 			fail_ns = s->failures[i].at_ns;
+	if (fail_ns == UINT64_MAX)
+		return false;
 	w = (uint32_t)((FO_WINDOW_NS + op->bucket_ns - 1) / op->bucket_ns);
 	hold = (uint32_t)((FO_HOLD_NS + op->bucket_ns - 1) / op->bucket_ns);
 	need = 0.9 * r->live_gbps * (double)(w * op->bucket_ns) / 8.0; /* bytes per window */
@@ -137,8 +139,9 @@ static void print_detail(const struct sim_scenario *s, const struct sim_opts *op
 			       r->transport, r->live_gbps, from);
 	}
 	if (r->evdrop_ev)
-		printf("%s ev_drop ev 0x%x state %s transitions %llu\n", r->transport, r->evdrop_ev,
-		       ev_state_name(r->evdrop_state), (unsigned long long)r->evdrop_trans);
+		printf("%s ev_drop ev 0x%x state %s transitions %llu backups_promoted %u\n", r->transport,
+		       r->evdrop_ev, ev_state_name(r->evdrop_state), (unsigned long long)r->evdrop_trans,
+		       r->evdrop_promoted);
 	if (s->wl == SIM_WL_INCAST) {
 		printf("%s flows (src->dst done_us):", r->transport);
 		for (uint32_t i = 0; i < r->n_report; i++) {

@@ -39,6 +39,7 @@ void sim_scenario_defaults(struct sim_scenario *s)
 	s->steps = 1;
 	s->duration_ns = 100000000ull;
 	s->reconverge_ns = 2000000000ull; /* 2 s: BGP / ECMP fabrics */
+	s->ev_backup = UINT32_MAX;
 }
 
 uint32_t sim_scenario_flows(const struct sim_scenario *s)
@@ -310,6 +311,8 @@ static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario
 	if ((s->wl == SIM_WL_ALLREDUCE || s->wl == SIM_WL_ALLTOALL) &&
 	    s->bytes < (uint64_t)(s->ranks ? s->ranks : s->hosts) * s->qps)
 		err(c, root, "a collective needs bytes >= ranks x qps (a chunk per QP)", NULL);
+	if ((s->ev_active && s->ev_active % s->planes) || (s->ev_backup != UINT32_MAX && s->ev_backup % s->planes))
+		err(c, root, "ev_active and ev_backup must be multiples of planes (D41)", NULL);
 	if (s->ecn_kmin_kb > s->ecn_kmax_kb)
 		err(c, root, "ecn_kmin_kb > ecn_kmax_kb", NULL);
 	if (s->msg_kb * 1024ull > (1ull << 31))
@@ -394,6 +397,10 @@ int sim_scenario_load(const char *path, struct sim_scenario *s)
 				err(&c, v, "cc_scope must be peer or qp", t);
 		} else if (!strcmp(key, "base_rtt_ns"))
 			get_u64(&c, v, 1, 1000000000ull, &s->base_rtt_ns);
+		else if (!strcmp(key, "ev_active"))
+			get_u32(&c, v, 1, 4096, &s->ev_active);
+		else if (!strcmp(key, "ev_backup"))
+			get_u32(&c, v, 0, 4096, &s->ev_backup);
 		else if (!strcmp(key, "rto_timeout"))
 			get_u32(&c, v, 1, 24, &s->rto_timeout);
 		else if (!strcmp(key, "duration_ms")) {

@@ -128,6 +128,8 @@ struct sim {
 		uint32_t ev;          /* EV value */
 		uint64_t thresh;      /* lose a packet when a draw is below it */
 	} evdrop[SIM_MAX_FAILURES];
+	uint32_t evdrop_qp;       /* the QP of the last ev_drop */
+	uint8_t *evdrop_pool0;    /* its EVs' pools when it started */
 	struct host *hosts;
 	struct flow *flows;
 	uint32_t n_flows;
@@ -152,6 +154,17 @@ static uint64_t mix64(uint64_t x)
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
 	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
 	return x ^ (x >> 31);
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (p == NULL) {
+		fprintf(stderr, "mrc-sim: out of memory\n");
+		exit(2);
+	}
+	return p;
 }
 
 /* ---- time series ----------------------------------------------------------------- */
@@ -806,6 +819,11 @@ static void ev_drop_start(struct sim *s, const struct sim_failure *f)
 
 	if (evs == NULL || evs->n_evs == 0)
 		return;
+	free(s->evdrop_pool0);
+	s->evdrop_pool0 = xcalloc(evs->n_evs, 1);
+	for (uint16_t k = 0; k < evs->n_evs; k++)
+		s->evdrop_pool0[k] = evs->evs[k].pool;
+	s->evdrop_qp = f->flow * s->sc->qps;
 	s->evdrop[s->n_evdrop].ev = evs->evs[f->ev_index % evs->n_evs].value;
 	s->evdrop[s->n_evdrop++].thresh = loss_thresh(f->loss_pct);
 	s->r->evdrop_ev = s->evdrop[s->n_evdrop - 1].ev;
@@ -860,17 +878,6 @@ static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
 
 /* ---- setup ---------------------------------------------------------------------- */
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-
-	if (p == NULL) {
-		fprintf(stderr, "mrc-sim: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
 static int setup_engines(struct sim *s)
 {
 	const struct sim_scenario *sc = s->sc;
@@ -900,8 +907,8 @@ static int setup_engines(struct sim *s)
 			ec.base_rtt_ns = sc->base_rtt_ns;
 		if (sc->rto_timeout)
 			ec.timeout = (uint8_t)sc->rto_timeout;
-		ec.ev.n_active = (uint16_t)(128 / s->P * s->P);
-		ec.ev.n_backup = (uint16_t)(64 / s->P * s->P);
+		ec.ev.n_active = (uint16_t)(sc->ev_active ? sc->ev_active : 128 / s->P * s->P);
+		ec.ev.n_backup = (uint16_t)(sc->ev_backup != UINT32_MAX ? sc->ev_backup : 64 / s->P * s->P);
 		rc = mrcp_engine_create(&ec, &s->hosts[h].e);
 		if (rc != 0) {
 			fprintf(stderr, "mrc-sim: %s: engine create: %s\n", sc->path, strerror(-rc));
@@ -1069,6 +1076,14 @@ static void collect(struct sim *s)
 	}
 	if (r->min_flow_ns == UINT64_MAX)
 		r->min_flow_ns = 0;
+	if (s->evdrop_pool0 != NULL) {
+		const struct simqp *q = &s->qps[s->evdrop_qp];
+		const struct mrcp_ev_set *evs = mrcp_qp_evs(s->hosts[s->flows[q->flow].src].e, q->qpn_tx);
+
+		for (uint16_t k = 0; evs != NULL && k < evs->n_evs; k++)
+			r->evdrop_promoted += s->evdrop_pool0[k] == MRCP_EV_POOL_BACKUP &&
+					      evs->evs[k].pool == MRCP_EV_POOL_ACTIVE;
+	}
 	for (uint32_t i = 0; r->evdrop_ev && i < s->n_qps; i++) {
 		const struct mrcp_ev_set *evs = mrcp_qp_evs(s->hosts[s->flows[s->qps[i].flow].src].e, s->qps[i].qpn_tx);
 
@@ -1187,6 +1202,7 @@ static void teardown(struct sim *s)
 	free(s->up);
 	free(s->dn1);
 	free(s->rt_ok);
+	free(s->evdrop_pool0);
 	free(s->rt_bad);
 	free(s->port_down);
 	free(s->hosts);

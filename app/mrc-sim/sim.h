@@ -96,6 +96,8 @@ struct sim_scenario {
 	uint64_t base_rtt_ns;     /**< engine base_rtt, ns; 0 = engine default (12 us, §6.4) */
 	bool cc_per_qp;           /**< cc_scope: qp (D53); default one QPCC per peer */
 	uint32_t rto_timeout;     /**< engine D32 timeout exponent; 0 = engine default */
+	uint32_t ev_active;       /**< active EVs per QP (D41); 0 = 128 rounded to the planes */
+	uint32_t ev_backup;       /**< backup EVs per QP; UINT32_MAX = 64 rounded to the planes */
 	uint64_t duration_ns;     /**< simulated-time cap, ns */
 	uint64_t reconverge_ns;   /**< link_down -> routing stops using it, ns */
 	double loss_pct;          /**< random loss, % of packets on every T0 -> host link */
@@ -130,6 +132,7 @@ struct sim_result {
 	uint32_t evdrop_ev;       /**< ev_drop: the EV value (the last one applied) */
 	uint8_t evdrop_state;     /**< its enum mrcp_ev_state at the end; 0 = none */
 	uint64_t evdrop_trans;    /**< its transitions counter at the end */
+	uint32_t evdrop_promoted; /**< EVs of its QP in the backup pool then, active at the end */
 	uint64_t trims;
 	uint64_t ecn_marks;
 	uint64_t events;          /**< discrete events processed */
