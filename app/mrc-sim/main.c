@@ -367,12 +367,12 @@ int main(int argc, char **argv)
 		print_line(&r[i]);
 		fflush(stdout);
 		if (op.progress)
-			fprintf(stderr, "mrc-sim: %s: %llu events, %llu of them packet hops, in %.3f s: "
+			fprintf(stderr, "mrc-sim: %s: setup %.3f s; %llu events, %llu of them packet hops, in %.3f s CPU: "
 					"%.2f M events/s, %.2f M packet events/s\n",
-				r[i].transport, (unsigned long long)r[i].events,
-				(unsigned long long)r[i].hop_events, r[i].wall_s,
-				r[i].wall_s > 0 ? (double)r[i].events / r[i].wall_s / 1e6 : 0.0,
-				r[i].wall_s > 0 ? (double)r[i].hop_events / r[i].wall_s / 1e6 : 0.0);
+				r[i].transport, r[i].setup_s, (unsigned long long)r[i].events,
+				(unsigned long long)r[i].hop_events, r[i].cpu_s,
+				r[i].cpu_s > 0 ? (double)r[i].events / r[i].cpu_s / 1e6 : 0.0,
+				r[i].cpu_s > 0 ? (double)r[i].hop_events / r[i].cpu_s / 1e6 : 0.0);
 	}
 	for (unsigned i = 0; i < n; i++)
 		print_detail(&s, &op, &r[i]);

@@ -401,6 +401,12 @@ int sim_scenario_load(const char *path, struct sim_scenario *s)
 			get_u32(&c, v, 1, 4096, &s->ev_active);
 		else if (!strcmp(key, "ev_backup"))
 			get_u32(&c, v, 0, 4096, &s->ev_backup);
+		else if (!strcmp(key, "sq_depth"))
+			get_u32(&c, v, 1, 1u << 16, &s->sq_depth);
+		else if (!strcmp(key, "rq_depth"))
+			get_u32(&c, v, 1, 1u << 16, &s->rq_depth);
+		else if (!strcmp(key, "mpr"))
+			get_u32(&c, v, 1, 255, &s->mpr);
 		else if (!strcmp(key, "rto_timeout"))
 			get_u32(&c, v, 1, 24, &s->rto_timeout);
 		else if (!strcmp(key, "duration_ms")) {

@@ -37,12 +37,14 @@ struct pkt {
 	uint8_t hdr[MRCP_TX_HDR_MAX]; /* last: pkt_alloc zeroes everything before it */
 };
 
-struct event {
+struct event {              /* 32 bytes: two to a cache line */
 	uint64_t t_ps;            /* simulated time, ps */
 	uint64_t seq;             /* insertion order: ties break by it */
-	uint64_t gen;             /* EVK_TIMER: the host's timer generation;
+	union {
+		uint64_t gen;     /* EVK_TIMER: the host's timer generation;
 				   * EVK_FAIL: flap toggle; EVK_ROUTE: 1 = up */
-	struct pkt *p;            /* EVK_HOP */
+		struct pkt *p;    /* EVK_HOP */
+	} u;
 	uint32_t arg;             /* host / failure / T0-T1 link index */
 	uint8_t kind;             /* enum evk */
 };
@@ -214,9 +216,13 @@ static bool ev_less(const struct event *a, const struct event *b)
 
 static void push(struct sim *s, uint64_t t_ps, uint8_t kind, uint32_t arg, struct pkt *p, uint64_t gen)
 {
-	struct event ev = {.t_ps = t_ps, .seq = s->seq++, .gen = gen, .p = p, .arg = arg, .kind = kind};
+	struct event ev = {.t_ps = t_ps, .seq = s->seq++, .arg = arg, .kind = kind};
 	size_t i;
 
+	if (kind == EVK_HOP)
+		ev.u.p = p;
+	else
+		ev.u.gen = gen;
 	if (s->n_ev == s->cap_ev) {
 		size_t cap = s->cap_ev ? 2 * s->cap_ev : 1024;
 		struct event *h = realloc(s->heap, cap * sizeof(*h));
@@ -658,8 +664,9 @@ static void drain_events(struct sim *s, uint32_t h)
 				s->r->qp_errors++;
 }
 
-/* Close a port's TX room while its NIC backlog is above TX_ROOM_BYTES and
- * come back when half of it has drained. */
+/* Close a port's TX room when its NIC backlog goes above TX_ROOM_BYTES and
+ * open it again when half of that has drained (mrcp_port_set_tx_room walks
+ * the engine's QPs, so it is called only on a change). */
 static void update_room(struct sim *s, uint32_t h)
 {
 	struct host *hs = &s->hosts[h];
@@ -667,7 +674,8 @@ static void update_room(struct sim *s, uint32_t h)
 
 	for (uint32_t p = 0; p < s->P; p++) {
 		struct queue *q = &s->nic[p * s->H + h];
-		bool full = backlog_bytes(s, q) > TX_ROOM_BYTES;
+		/* hysteresis: closed above TX_ROOM_BYTES, open again at half */
+		bool full = backlog_bytes(s, q) > (hs->room_closed[p] ? TX_ROOM_BYTES / 2 : TX_ROOM_BYTES);
 
 		if (full != hs->room_closed[p]) {
 			mrcp_port_set_tx_room(hs->e, (uint8_t)(p + 1), !full);
@@ -895,6 +903,8 @@ static int setup_engines(struct sim *s)
 			ec.max_qps = 256;
 		if (ec.max_qps > 65536)
 			ec.max_qps = 65536;
+		if (ec.max_peers < s->H)
+			ec.max_peers = s->H;
 		for (uint32_t p = 0; p < s->P; p++) {
 			ec.port_bps[p] = s->rate_bps;
 			ec.port_addr[p] = host_addr(h, p);
@@ -907,6 +917,12 @@ static int setup_engines(struct sim *s)
 			ec.base_rtt_ns = sc->base_rtt_ns;
 		if (sc->rto_timeout)
 			ec.timeout = (uint8_t)sc->rto_timeout;
+		if (sc->sq_depth)
+			ec.sq_depth = sc->sq_depth;
+		if (sc->rq_depth)
+			ec.rq_depth = sc->rq_depth;
+		if (sc->mpr)
+			ec.mpr = (uint8_t)sc->mpr;
 		ec.ev.n_active = (uint16_t)(sc->ev_active ? sc->ev_active : 128 / s->P * s->P);
 		ec.ev.n_backup = (uint16_t)(sc->ev_backup != UINT32_MAX ? sc->ev_backup : 64 / s->P * s->P);
 		rc = mrcp_engine_create(&ec, &s->hosts[h].e);
@@ -1181,7 +1197,7 @@ static void teardown(struct sim *s)
 
 	for (size_t i = 0; i < s->n_ev; i++)
 		if (s->heap[i].kind == EVK_HOP)
-			pkt_free(s, s->heap[i].p);
+			pkt_free(s, s->heap[i].u.p);
 	if (s->hosts) {
 		for (uint32_t h = 0; h < s->H; h++) {
 			while ((p = s->hosts[h].rx_head) != NULL) {
@@ -1215,17 +1231,18 @@ static void teardown(struct sim *s)
 	free(s->slots);
 }
 
-static double wall_now(void)
+/* CPU time of the process, s: the event rate per core, whatever else runs */
+static double cpu_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void progress(const struct sim *s, double t0, bool last)
 {
-	double dt = wall_now() - t0;
+	double dt = cpu_now() - t0;
 
 	fprintf(stderr, "\rmrc-sim: %s t=%.1f us, %llu events (%.2f M/s), %u of %u done%s", s->r->transport,
 		(double)s->now_ps / 1e6, (unsigned long long)s->r->events,
@@ -1247,7 +1264,7 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	struct sim s;
 	int rc = 0;
 	bool capped = false;
-	double t0 = wall_now();
+	double t0 = cpu_now();
 
 	memset(&s, 0, sizeof(s));
 	memset(r, 0, sizeof(*r));
@@ -1305,12 +1322,14 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 		rank_start_step(&s, i);
 
 	s.n_units = s.R ? s.R : s.n_flows;
+	r->setup_s = cpu_now() - t0;
+	t0 = cpu_now();
 	while (s.n_ev > 0 && r->flows_done < s.n_units) {
 		struct event ev = pop(&s);
 
 		if (ev.t_ps > sc->duration_ns * PS_PER_NS) {
 			if (ev.kind == EVK_HOP)
-				pkt_free(&s, ev.p);
+				pkt_free(&s, ev.u.p);
 			s.now_ps = sc->duration_ns * PS_PER_NS;
 			capped = true; /* an event was pending: not a stall */
 			break;
@@ -1322,14 +1341,14 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 		switch (ev.kind) {
 		case EVK_HOP:
 			r->hop_events++;
-			hop(&s, ev.p);
+			hop(&s, ev.u.p);
 			break;
 		case EVK_POLL:
 			s.hosts[ev.arg].poll_pending = false;
 			host_service(&s, ev.arg);
 			break;
 		case EVK_TIMER:
-			if (ev.gen != s.hosts[ev.arg].timer_gen)
+			if (ev.u.gen != s.hosts[ev.arg].timer_gen)
 				break;
 			s.hosts[ev.arg].timer_ps = UINT64_MAX;
 			host_service(&s, ev.arg);
@@ -1343,10 +1362,10 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 			host_service(&s, ev.arg);
 			break;
 		case EVK_ROUTE:
-			route_change(&s, ev.arg, ev.gen != 0);
+			route_change(&s, ev.arg, ev.u.gen != 0);
 			break;
 		default:
-			apply_failure(&s, ev.arg, ev.gen);
+			apply_failure(&s, ev.arg, ev.u.gen);
 			break;
 		}
 	}
@@ -1356,7 +1375,7 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	if (s.o->bucket_ns)
 		(void)ts_bucket(&s); /* the series runs to end_ns */
 	collect(&s);
-	r->wall_s = wall_now() - t0;
+	r->cpu_s = cpu_now() - t0;
 	if (s.o->progress)
 		progress(&s, t0, true);
 out:

@@ -98,6 +98,9 @@ struct sim_scenario {
 	uint32_t rto_timeout;     /**< engine D32 timeout exponent; 0 = engine default */
 	uint32_t ev_active;       /**< active EVs per QP (D41); 0 = 128 rounded to the planes */
 	uint32_t ev_backup;       /**< backup EVs per QP; UINT32_MAX = 64 rounded to the planes */
+	uint32_t sq_depth;        /**< engine send queue depth per QP; 0 = engine default */
+	uint32_t rq_depth;        /**< engine receive queue depth per QP; 0 = engine default */
+	uint32_t mpr;             /**< D25 window, x128 PSNs; 0 = engine default */
 	uint64_t duration_ns;     /**< simulated-time cap, ns */
 	uint64_t reconverge_ns;   /**< link_down -> routing stops using it, ns */
 	double loss_pct;          /**< random loss, % of packets on every T0 -> host link */
@@ -137,7 +140,8 @@ struct sim_result {
 	uint64_t ecn_marks;
 	uint64_t events;          /**< discrete events processed */
 	uint64_t hop_events;      /**< of them, a packet reaching a switch or host */
-	double wall_s;            /**< wall-clock time of the run, s (not part of the output) */
+	double cpu_s;             /**< CPU time of the event loop, s (not part of the output) */
+	double setup_s;           /**< CPU time of the setup (engines, QPs), s */
 	/* time series (opts.bucket_ns): per bucket from t = 0, malloc'd */
 	uint32_t ts_n;            /**< buckets up to end_ns */
 	uint64_t *ts_bytes;       /**< bytes completed at requesters in the bucket */

@@ -20,7 +20,7 @@ run() { # scenario-name tag
 
 # mrc finish time (us) of an output file, or "-" when a flow is unfinished
 mrc_finish() {
-	awk '$1 == "mrc" { print ($2 == $3) ? $4 : "-" }' "$1"
+	awk '$1 == "mrc" && $2 ~ /^[0-9]+$/ { print ($2 == $3) ? $4 : "-" }' "$1"
 }
 
 run "$name" a
