@@ -192,13 +192,13 @@ static const struct {
 	{"link_down", SIM_FAIL_LINK_DOWN}, {"link_up", SIM_FAIL_LINK_UP},
 	{"switch_down", SIM_FAIL_SWITCH_DOWN}, {"blackhole", SIM_FAIL_BLACKHOLE},
 	{"gray", SIM_FAIL_GRAY}, {"slow", SIM_FAIL_SLOW}, {"flap", SIM_FAIL_FLAP},
-	{"ev_drop", SIM_FAIL_EV_DROP},
+	{"ev_drop", SIM_FAIL_EV_DROP}, {"switch_blackhole", SIM_FAIL_SWITCH_BLACKHOLE},
 };
 
 static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure *f)
 {
 	bool have_kind = false, have_at = false, have_plane = false, have_loss = false, have_factor = false;
-	bool is_link;
+	bool is_link, is_switch;
 
 	f->plane = f->t0 = f->t1 = f->host = -1;
 	f->factor = 1.0;
@@ -228,8 +228,8 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 				if (!strcmp(t, fail_kinds[i].name))
 					break;
 			if (t && i == sizeof(fail_kinds) / sizeof(fail_kinds[0]))
-				err(c, v, "kind must be link_down, link_up, switch_down, blackhole, gray, slow, "
-					  "flap or ev_drop", t);
+				err(c, v, "kind must be link_down, link_up, switch_down, switch_blackhole, blackhole, "
+					  "gray, slow, flap or ev_drop", t);
 			else if (t)
 				f->kind = fail_kinds[i].kind;
 		} else if (!strcmp(key, "plane")) {
@@ -261,7 +261,8 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 			err(c, k, "unknown failure key", key);
 		}
 	}
-	is_link = f->kind != SIM_FAIL_SWITCH_DOWN && f->kind != SIM_FAIL_EV_DROP;
+	is_switch = f->kind == SIM_FAIL_SWITCH_DOWN || f->kind == SIM_FAIL_SWITCH_BLACKHOLE;
+	is_link = !is_switch && f->kind != SIM_FAIL_EV_DROP;
 	if (!have_kind || !have_at)
 		err(c, m, "failure needs at_us and kind", NULL);
 	else if (f->kind == SIM_FAIL_EV_DROP) {
@@ -270,8 +271,8 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 				  "no plane or link", NULL);
 	} else if (!have_plane)
 		err(c, m, "failure needs plane", NULL);
-	else if (f->kind == SIM_FAIL_SWITCH_DOWN && ((f->t0 >= 0) == (f->t1 >= 0) || f->host >= 0))
-		err(c, m, "switch_down needs exactly one of t0, t1", NULL);
+	else if (is_switch && ((f->t0 >= 0) == (f->t1 >= 0) || f->host >= 0))
+		err(c, m, "switch_down and switch_blackhole need exactly one of t0, t1", NULL);
 	else if (is_link &&
 		 !((f->t0 >= 0 && f->t1 >= 0 && f->host < 0) || (f->host >= 0 && f->t0 < 0 && f->t1 < 0)))
 		err(c, m, "a link is t0 + t1, or host", NULL);

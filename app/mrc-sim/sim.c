@@ -868,16 +868,20 @@ static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
 		break;
 	}
 	case SIM_FAIL_SWITCH_DOWN:
+	case SIM_FAIL_SWITCH_BLACKHOLE: {
+		bool silent = f->kind == SIM_FAIL_SWITCH_BLACKHOLE;
+
 		if (f->t0 >= 0) {
 			for (uint32_t k = 0; k < s->T1; k++)
-				link_state(s, P, -1, t0, k, false, false);
+				link_state(s, P, -1, t0, k, false, silent);
 			for (uint32_t h = t0 * s->sc->hosts_per_t0; h < (t0 + 1) * s->sc->hosts_per_t0 && h < s->H; h++)
-				link_state(s, P, (int)h, 0, 0, false, false);
+				link_state(s, P, (int)h, 0, 0, false, silent);
 		} else {
 			for (uint32_t k = 0; k < s->T0; k++)
-				link_state(s, P, -1, k, t1, false, false);
+				link_state(s, P, -1, k, t1, false, silent);
 		}
 		break;
+	}
 	case SIM_FAIL_EV_DROP:
 		ev_drop_start(s, f);
 		break;

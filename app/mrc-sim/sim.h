@@ -51,6 +51,7 @@ enum sim_fail_kind {
 	SIM_FAIL_SLOW,            /**< rate / factor, both ways */
 	SIM_FAIL_FLAP,            /**< silent down/up every period/2 for duration */
 	SIM_FAIL_EV_DROP,         /**< loses loss_pct % of one EV's packets */
+	SIM_FAIL_SWITCH_BLACKHOLE,/**< blackhole on every link of a switch (E3) */
 };
 
 /** One scheduled failure. Link: t0 + t1 (a T0-T1 link) or host (its

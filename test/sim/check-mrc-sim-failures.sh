@@ -57,6 +57,7 @@ good link-down-up '{at_us: 5, kind: link_down, plane: 0, t0: 0, t1: 1}' \
 good host-down-up '{at_us: 5, kind: link_down, plane: 1, host: 0}' '{at_us: 20, kind: link_up, plane: 1, host: 0}'
 good t1-down '{at_us: 5, kind: switch_down, plane: 0, t1: 2}'
 good t0-down '{at_us: 5, kind: switch_down, plane: 1, t0: 1}'
+good t1-blackhole '{at_us: 5, kind: switch_blackhole, plane: 0, t1: 3}'
 good gray '{at_us: 0, kind: gray, plane: 0, host: 7, loss_pct: 5}'
 good slow '{at_us: 0, kind: slow, plane: 1, t0: 1, t1: 3, factor: 8}'
 good flap '{at_us: 2, kind: flap, plane: 0, host: 0, period_us: 10, duration_us: 30}'
@@ -73,5 +74,6 @@ bad period-other 'flap only' '{at_us: 0, kind: blackhole, plane: 0, host: 0, per
 bad ev-plane 'ev_drop takes' '{at_us: 0, kind: ev_drop, plane: 0, loss_pct: 5}'
 bad ev-flow 'flow the workload' '{at_us: 0, kind: ev_drop, loss_pct: 5, flow: 1}'
 bad link-both 'a link is' '{at_us: 0, kind: gray, plane: 0, host: 0, t0: 0, t1: 0, loss_pct: 1}'
+bad switch-both 'exactly one of t0, t1' '{at_us: 0, kind: switch_blackhole, plane: 0, t0: 0, t1: 0}'
 bad outside 'outside the topology' '{at_us: 0, kind: slow, plane: 0, t0: 2, t1: 0, factor: 2}'
 echo "ok: failures"

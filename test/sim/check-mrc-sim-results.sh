@@ -12,7 +12,10 @@
 #   - ring all-reduce at 0 / 0.1 / 1% loss: MRC finishes first at each,
 #     0.1% costs MRC <= 1.5 x, and at 1% RC takes >= 3 x MRC;
 #   - the failover figure: MRC's failover_us <= 100 (the target is 50;
-#     docs/simulator.md records the figure over seeds).
+#     docs/simulator.md records the figure over seeds);
+#   - a flapping T0-T1 link (E2): MRC <= 1.1 x healthy;
+#   - link_down with reconvergence blackholes fewer packets than the same
+#     silent blackhole.
 #
 #   check-mrc-sim-results.sh MRC_SIM SCENARIO_DIR
 set -eu
@@ -25,6 +28,7 @@ fail=0
 run() { "$sim" --scenario "$dir/$1.yaml" --seed 1 --transport both >"$tmp/$1.txt"; }
 # field of the table line of transport $2 in scenario $1: finish (us or -), gbps
 finish() { awk -v t="$2" '$1 == t && $2 ~ /^[0-9]+$/ { print ($2 == $3) ? $4 : "-" }' "$tmp/$1.txt"; }
+blackholed() { awk -v t="$2" '$1 == t && $2 ~ /^[0-9]+$/ { print $12 }' "$tmp/$1.txt"; }
 gbps() { awk -v t="$2" '$1 == t && $2 ~ /^[0-9]+$/ { print $5 }' "$tmp/$1.txt"; }
 step_p50() { awk -v t="$2" '$1 == t && $2 == "steps" { print $5 }' "$tmp/$1.txt"; }
 check() { # description awk-condition var=value...
@@ -39,7 +43,8 @@ check() { # description awk-condition var=value...
 }
 
 for s in allreduce-8 allreduce-8-t0t1-down allreduce-8-loss0.1 allreduce-8-loss1 p2p-16m p2p-16m-loss1 \
-	 p2p-healthy p2p-ev-drop alltoall-8-t1-down p2p-failover; do
+	 p2p-healthy p2p-ev-drop alltoall-8-t1-down p2p-failover p2p-t0t1-flap p2p-t0t1-link-down \
+	 p2p-t0t1-reconverge; do
 	run $s
 done
 
@@ -71,6 +76,11 @@ check "ring all-reduce: at 1% loss RC takes >= 3 x MRC" 'r == "-" || r >= 3 * m'
 
 check "failover: MRC back at >= 90% within 100 us" 'f != "" && f != "-" && f <= 100' \
 	-v f="$(awk '$1 == "mrc" && $2 == "failover_us" { print $3 }' "$tmp/p2p-failover.txt")"
+
+check "flapping link: MRC <= 1.1 x healthy" 'f != "-" && f <= 1.1 * h' \
+	-v f="$(finish p2p-t0t1-flap mrc)" -v h="$(finish p2p-healthy mrc)"
+check "reconvergence: fewer packets blackholed than a silent blackhole" 'r < b' \
+	-v r="$(blackholed p2p-t0t1-reconverge mrc)" -v b="$(blackholed p2p-t0t1-link-down mrc)"
 
 [ $fail -eq 0 ] || exit 1
 echo "ok: results"
