@@ -38,6 +38,26 @@ void sim_scenario_defaults(struct sim_scenario *s)
 	s->senders = 7;
 	s->steps = 1;
 	s->duration_ns = 100000000ull;
+	s->reconverge_ns = 2000000000ull; /* 2 s: BGP / ECMP fabrics */
+	s->ev_backup = UINT32_MAX;
+}
+
+uint32_t sim_scenario_flows(const struct sim_scenario *s)
+{
+	uint32_t R = s->ranks ? s->ranks : s->hosts;
+
+	switch (s->wl) {
+	case SIM_WL_P2P:
+		return 1;
+	case SIM_WL_INCAST:
+		return s->senders + 1;
+	case SIM_WL_ALLREDUCE:
+		return R;
+	case SIM_WL_ALLTOALL:
+		return R * (R - 1);
+	default:
+		return s->hosts;
+	}
 }
 
 static void err(struct ctx *c, const yaml_node_t *n, const char *msg, const char *what)
@@ -135,8 +155,10 @@ static void load_workload(struct ctx *c, const yaml_node_t *m, struct sim_scenar
 				s->wl = SIM_WL_INCAST;
 			else if (t && !strcmp(t, "allreduce_ring"))
 				s->wl = SIM_WL_ALLREDUCE;
+			else if (t && !strcmp(t, "alltoall"))
+				s->wl = SIM_WL_ALLTOALL;
 			else if (t)
-				err(c, v, "workload type must be p2p, permutation, incast or allreduce_ring", t);
+				err(c, v, "workload type must be p2p, permutation, incast, allreduce_ring or alltoall", t);
 		} else if (!strcmp(key, "bytes")) {
 			get_u64(c, v, 1, 1ull << 34, &s->bytes);
 		} else if (!strcmp(key, "qps")) {
@@ -163,11 +185,23 @@ static void load_workload(struct ctx *c, const yaml_node_t *m, struct sim_scenar
 	}
 }
 
+static const struct {
+	const char *name;
+	enum sim_fail_kind kind;
+} fail_kinds[] = {
+	{"link_down", SIM_FAIL_LINK_DOWN}, {"link_up", SIM_FAIL_LINK_UP},
+	{"switch_down", SIM_FAIL_SWITCH_DOWN}, {"blackhole", SIM_FAIL_BLACKHOLE},
+	{"gray", SIM_FAIL_GRAY}, {"slow", SIM_FAIL_SLOW}, {"flap", SIM_FAIL_FLAP},
+	{"ev_drop", SIM_FAIL_EV_DROP}, {"switch_blackhole", SIM_FAIL_SWITCH_BLACKHOLE},
+};
+
 static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure *f)
 {
-	bool have_kind = false, have_at = false, have_plane = false;
+	bool have_kind = false, have_at = false, have_plane = false, have_loss = false, have_factor = false;
+	bool is_link, is_switch;
 
-	f->t0 = f->t1 = f->host = -1;
+	f->plane = f->t0 = f->t1 = f->host = -1;
+	f->factor = 1.0;
 	if (m->type != YAML_MAPPING_NODE) {
 		err(c, m, "failure: expected a mapping", NULL);
 		return;
@@ -176,26 +210,28 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 		yaml_node_t *k = yaml_document_get_node(c->doc, pr->key);
 		yaml_node_t *v = yaml_document_get_node(c->doc, pr->value);
 		const char *key = scalar(c, k);
+		uint64_t us;
 		uint32_t x;
 
 		if (key == NULL)
 			continue;
 		if (!strcmp(key, "at_us")) {
-			uint64_t us;
 			if (get_u64(c, v, 0, 1ull << 40, &us))
 				f->at_ns = us * 1000;
 			have_at = true;
 		} else if (!strcmp(key, "kind")) {
 			const char *t = scalar(c, v);
+			size_t i;
+
 			have_kind = true;
-			if (t && !strcmp(t, "link_down"))
-				f->kind = SIM_FAIL_LINK_DOWN;
-			else if (t && !strcmp(t, "link_up"))
-				f->kind = SIM_FAIL_LINK_UP;
-			else if (t && !strcmp(t, "switch_down"))
-				f->kind = SIM_FAIL_SWITCH_DOWN;
+			for (i = 0; t && i < sizeof(fail_kinds) / sizeof(fail_kinds[0]); i++)
+				if (!strcmp(t, fail_kinds[i].name))
+					break;
+			if (t && i == sizeof(fail_kinds) / sizeof(fail_kinds[0]))
+				err(c, v, "kind must be link_down, link_up, switch_down, switch_blackhole, blackhole, "
+					  "gray, slow, flap or ev_drop", t);
 			else if (t)
-				err(c, v, "kind must be link_down, link_up or switch_down", t);
+				f->kind = fail_kinds[i].kind;
 		} else if (!strcmp(key, "plane")) {
 			x = 0;
 			get_u32(c, v, 0, MRCP_MAX_PORTS - 1, &x);
@@ -205,17 +241,53 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 			x = 0;
 			get_u32(c, v, 0, 65535, &x);
 			*(key[0] == 'h' ? &f->host : key[1] == '0' ? &f->t0 : &f->t1) = (int)x;
+		} else if (!strcmp(key, "loss_pct")) {
+			get_double(c, v, 0, 100, &f->loss_pct);
+			have_loss = true;
+		} else if (!strcmp(key, "factor")) {
+			get_double(c, v, 1, 1e6, &f->factor);
+			have_factor = true;
+		} else if (!strcmp(key, "period_us")) {
+			if (get_u64(c, v, 1, 1ull << 40, &us))
+				f->period_ns = us * 1000;
+		} else if (!strcmp(key, "duration_us")) {
+			if (get_u64(c, v, 1, 1ull << 40, &us))
+				f->duration_ns = us * 1000;
+		} else if (!strcmp(key, "flow")) {
+			get_u32(c, v, 0, 1u << 24, &f->flow);
+		} else if (!strcmp(key, "ev_index")) {
+			get_u32(c, v, 0, 65535, &f->ev_index);
 		} else {
 			err(c, k, "unknown failure key", key);
 		}
 	}
-	if (!have_kind || !have_at || !have_plane)
-		err(c, m, "failure needs at_us, kind and plane", NULL);
-	else if (f->kind == SIM_FAIL_SWITCH_DOWN && ((f->t0 >= 0) == (f->t1 >= 0) || f->host >= 0))
-		err(c, m, "switch_down needs exactly one of t0, t1", NULL);
-	else if (f->kind != SIM_FAIL_SWITCH_DOWN &&
+	is_switch = f->kind == SIM_FAIL_SWITCH_DOWN || f->kind == SIM_FAIL_SWITCH_BLACKHOLE;
+	is_link = !is_switch && f->kind != SIM_FAIL_EV_DROP;
+	if (!have_kind || !have_at)
+		err(c, m, "failure needs at_us and kind", NULL);
+	else if (f->kind == SIM_FAIL_EV_DROP) {
+		if (have_plane || f->t0 >= 0 || f->t1 >= 0 || f->host >= 0 || !have_loss)
+			err(c, m, "ev_drop takes loss_pct, flow and ev_index (the EV's plane is its own), "
+				  "no plane or link", NULL);
+	} else if (!have_plane)
+		err(c, m, "failure needs plane", NULL);
+	else if (is_switch && ((f->t0 >= 0) == (f->t1 >= 0) || f->host >= 0))
+		err(c, m, "switch_down and switch_blackhole need exactly one of t0, t1", NULL);
+	else if (is_link &&
 		 !((f->t0 >= 0 && f->t1 >= 0 && f->host < 0) || (f->host >= 0 && f->t0 < 0 && f->t1 < 0)))
 		err(c, m, "a link is t0 + t1, or host", NULL);
+	else if (f->kind == SIM_FAIL_GRAY && !have_loss)
+		err(c, m, "gray needs loss_pct", NULL);
+	else if (f->kind == SIM_FAIL_SLOW && !have_factor)
+		err(c, m, "slow needs factor (>= 1)", NULL);
+	else if (f->kind == SIM_FAIL_FLAP && (f->period_ns < 2000 || f->duration_ns == 0))
+		err(c, m, "flap needs period_us >= 2 and duration_us", NULL);
+	if (f->kind != SIM_FAIL_FLAP && (f->period_ns || f->duration_ns))
+		err(c, m, "period_us and duration_us are for flap only", NULL);
+	if (have_loss && f->kind != SIM_FAIL_GRAY && f->kind != SIM_FAIL_EV_DROP)
+		err(c, m, "loss_pct is for gray and ev_drop only", NULL);
+	if (have_factor && f->kind != SIM_FAIL_SLOW)
+		err(c, m, "factor is for slow only", NULL);
 }
 
 /* Cross-key checks, after the whole file is read. */
@@ -235,10 +307,13 @@ static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario
 		err(c, root, "incast needs hosts >= senders + 3 (receiver, victim sender, victim receiver)", NULL);
 	if (s->wl == SIM_WL_INCAST && s->hosts_per_t0 < 2)
 		err(c, root, "incast needs hosts_per_t0 >= 2 (the victim's receiver shares the T0)", NULL);
-	if (s->wl == SIM_WL_ALLREDUCE && s->ranks > s->hosts)
+	if ((s->wl == SIM_WL_ALLREDUCE || s->wl == SIM_WL_ALLTOALL) && s->ranks > s->hosts)
 		err(c, root, "workload ranks > hosts", NULL);
-	if (s->wl == SIM_WL_ALLREDUCE && s->bytes < (uint64_t)(s->ranks ? s->ranks : s->hosts) * s->qps)
-		err(c, root, "allreduce_ring needs bytes >= ranks x qps (a chunk per QP)", NULL);
+	if ((s->wl == SIM_WL_ALLREDUCE || s->wl == SIM_WL_ALLTOALL) &&
+	    s->bytes < (uint64_t)(s->ranks ? s->ranks : s->hosts) * s->qps)
+		err(c, root, "a collective needs bytes >= ranks x qps (a chunk per QP)", NULL);
+	if ((s->ev_active && s->ev_active % s->planes) || (s->ev_backup != UINT32_MAX && s->ev_backup % s->planes))
+		err(c, root, "ev_active and ev_backup must be multiples of planes (D41)", NULL);
 	if (s->ecn_kmin_kb > s->ecn_kmax_kb)
 		err(c, root, "ecn_kmin_kb > ecn_kmax_kb", NULL);
 	if (s->msg_kb * 1024ull > (1ull << 31))
@@ -246,10 +321,12 @@ static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario
 	T0 = s->hosts_per_t0 ? (s->hosts + s->hosts_per_t0 - 1) / s->hosts_per_t0 : 0;
 	for (unsigned i = 0; i < s->n_failures; i++) {
 		const struct sim_failure *f = &s->failures[i];
-		if ((uint32_t)f->plane >= s->planes || (f->t0 >= 0 && (uint32_t)f->t0 >= T0) ||
+		if ((f->plane >= 0 && (uint32_t)f->plane >= s->planes) || (f->t0 >= 0 && (uint32_t)f->t0 >= T0) ||
 		    (f->t1 >= 0 && (uint32_t)f->t1 >= s->t1_per_plane) ||
 		    (f->host >= 0 && (uint32_t)f->host >= s->hosts))
 			err(c, root, "a failure names a plane, switch or host outside the topology", NULL);
+		if (f->kind == SIM_FAIL_EV_DROP && f->flow >= sim_scenario_flows(s))
+			err(c, root, "ev_drop names a flow the workload does not have", NULL);
 	}
 }
 
@@ -321,12 +398,28 @@ int sim_scenario_load(const char *path, struct sim_scenario *s)
 				err(&c, v, "cc_scope must be peer or qp", t);
 		} else if (!strcmp(key, "base_rtt_ns"))
 			get_u64(&c, v, 1, 1000000000ull, &s->base_rtt_ns);
+		else if (!strcmp(key, "ev_active"))
+			get_u32(&c, v, 1, 4096, &s->ev_active);
+		else if (!strcmp(key, "ev_backup"))
+			get_u32(&c, v, 0, 4096, &s->ev_backup);
+		else if (!strcmp(key, "sq_depth"))
+			get_u32(&c, v, 1, 1u << 16, &s->sq_depth);
+		else if (!strcmp(key, "rq_depth"))
+			get_u32(&c, v, 1, 1u << 16, &s->rq_depth);
+		else if (!strcmp(key, "mpr"))
+			get_u32(&c, v, 1, 255, &s->mpr);
 		else if (!strcmp(key, "rto_timeout"))
 			get_u32(&c, v, 1, 24, &s->rto_timeout);
 		else if (!strcmp(key, "duration_ms")) {
 			uint64_t ms;
 			if (get_u64(&c, v, 1, 1000000, &ms))
 				s->duration_ns = ms * 1000000ull;
+		} else if (!strcmp(key, "loss_pct")) {
+			get_double(&c, v, 0, 100, &s->loss_pct);
+		} else if (!strcmp(key, "reconverge_ms")) {
+			double ms = 0;
+			get_double(&c, v, 0, 1e6, &ms);
+			s->reconverge_ns = (uint64_t)(ms * 1e6 + 0.5);
 		} else if (!strcmp(key, "workload"))
 			load_workload(&c, v, s);
 		else if (!strcmp(key, "failures")) {

@@ -1,9 +1,10 @@
 /* sim.c - the mrc-sim event loop: the multi-plane Clos fabric (queues,
- * ECMP, ECN, trimming, tail drop, silent failures), the hosts that drive
- * one MRC engine each, and the p2p / permutation workloads. See sim.h. */
+ * ECMP, ECN, trimming, tail drop, failures and routing reconvergence), the
+ * hosts that drive one MRC engine each, and the workloads. See sim.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mrcp_prng.h"
 #include "sim.h"
@@ -20,7 +21,7 @@
 
 /* Where a packet is when its hop event fires. */
 enum hop { HOP_T0_SRC = 0, HOP_T1, HOP_T0_DST, HOP_HOST };
-enum evk { EVK_HOP = 0, EVK_POLL, EVK_TIMER, EVK_ROOM, EVK_FAIL, EVK_COMPUTE };
+enum evk { EVK_HOP = 0, EVK_POLL, EVK_TIMER, EVK_ROOM, EVK_FAIL, EVK_COMPUTE, EVK_ROUTE };
 
 struct pkt {
 	struct pkt *next;         /* free list / host RX list */
@@ -29,18 +30,22 @@ struct pkt {
 	uint8_t plane;            /* 0-based */
 	uint8_t dscp, ecn, trim;  /* trim: enum mrcp_trim */
 	uint8_t hop;              /* enum hop: where the next event finds it */
+	uint16_t t1;              /* the T1 its T0 hashed it to */
 	uint32_t payload_len;     /* bytes; 0 once trimmed */
 	uint32_t ev;
 	uint32_t src, dst;        /* host indices */
 	uint8_t hdr[MRCP_TX_HDR_MAX]; /* last: pkt_alloc zeroes everything before it */
 };
 
-struct event {
+struct event {              /* 32 bytes: two to a cache line */
 	uint64_t t_ps;            /* simulated time, ps */
 	uint64_t seq;             /* insertion order: ties break by it */
-	uint64_t gen;             /* EVK_TIMER: the host's timer generation */
-	struct pkt *p;            /* EVK_HOP */
-	uint32_t arg;             /* host index / failure index */
+	union {
+		uint64_t gen;     /* EVK_TIMER: the host's timer generation;
+				   * EVK_FAIL: flap toggle; EVK_ROUTE: 1 = up */
+		struct pkt *p;    /* EVK_HOP */
+	} u;
+	uint32_t arg;             /* host / failure / T0-T1 link index */
 	uint8_t kind;             /* enum evk */
 };
 
@@ -48,6 +53,8 @@ struct event {
 struct queue {
 	uint64_t busy_ps;         /* link busy until, ps (all traffic) */
 	uint64_t prio_busy_ps;    /* busy until for priority packets, ps */
+	uint64_t rate_bps;        /* bit/s: the link rate, less under a slow failure */
+	uint64_t loss_thresh;     /* gray: lose a packet when a draw is below it; 0 = none */
 	bool up;                  /* false: silently drop everything */
 	bool lasthop;             /* T0 -> host: trims get TRIMMED_LASTHOP */
 	bool nic;                 /* a host's port: no buffer limit, ECN, trim */
@@ -70,13 +77,16 @@ struct simqp {
 	bool failed;
 };
 
-/* allreduce_ring: rank r writes flow r to rank r + 1 and reads flow r - 1. */
+/* A collective's rank. allreduce_ring: rank r writes flow r to rank r + 1
+ * and reads flow r - 1. alltoall: rank r writes flows r(R - 1) ..
+ * r(R - 1) + R - 2, to ranks r + 1 .. r + R - 1 (mod R). */
 struct rank {
 	uint32_t step, phase;     /* current step; phase within it */
 	bool comm;                /* in the collective (false: computing) */
 	bool done;
 	uint64_t recv;            /* RECV_IMMs from the left, over the whole run */
 	uint64_t step_start_ns, comm_start_ns;
+	uint64_t done_ns;         /* last step finished, ns; 0 = not yet */
 };
 
 struct host {
@@ -93,8 +103,11 @@ struct host {
 struct sim {
 	const struct sim_scenario *sc;
 	enum mrcp_qp_mode mode;
+	const struct sim_opts *o;
 	struct sim_result *r;
-	struct mrcp_prng prng;
+	uint32_t ts_cap;          /* buckets allocated in r->ts_* */
+	struct mrcp_prng prng;    /* ECN marks */
+	struct mrcp_prng fprng;   /* failure losses (gray, ev_drop): ECN draws stay put */
 	uint64_t ecmp_salt;
 	uint64_t now_ps;
 	uint64_t seq;
@@ -109,13 +122,27 @@ struct sim {
 	struct queue *dnh;        /* [P][H]: T0 -> host */
 	struct queue *up;         /* [P][T0][T1]: T0 -> T1 */
 	struct queue *dn1;        /* [P][T1][T0]: T1 -> T0 */
+	uint8_t *rt_ok;           /* [P][T0][T1]: routing uses the T0-T1 link */
+	uint32_t *rt_bad;         /* [P]: links routing does not use */
+	bool *port_down;          /* [P][H]: the host's engine was told its link is down */
+	unsigned n_evdrop;
+	struct evdrop {
+		uint32_t ev;          /* EV value */
+		uint64_t thresh;      /* lose a packet when a draw is below it */
+	} evdrop[SIM_MAX_FAILURES];
+	uint32_t evdrop_qp;       /* the QP of the last ev_drop */
+	uint8_t *evdrop_pool0;    /* its EVs' pools when it started */
 	struct host *hosts;
 	struct flow *flows;
 	uint32_t n_flows;
 	struct simqp *qps;
 	uint32_t n_qps;
-	struct rank *ranks;       /* allreduce_ring: [R] */
-	uint32_t R;
+	struct rank *ranks;       /* collectives: [R] */
+	uint32_t R;               /* collectives: ranks; 0 = not a collective */
+	uint32_t fpr;             /* collectives: flows each rank writes */
+	uint32_t phases;          /* collectives: phases per step */
+	uint64_t per_phase;       /* collectives: RECV_IMMs a rank gets per phase */
+	uint32_t n_units;         /* what must finish: flows, or ranks */
 	uint64_t *wait_ns, *step_ns; /* allreduce_ring: [R][steps] */
 	uint8_t *buf;             /* the shared (zero) Write source region */
 	uint64_t buf_len;
@@ -131,6 +158,55 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (p == NULL) {
+		fprintf(stderr, "mrc-sim: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+/* ---- time series ----------------------------------------------------------------- */
+
+/* The series bucket of now, the arrays grown as needed (opts.bucket_ns != 0). */
+static uint32_t ts_bucket(struct sim *s)
+{
+	uint64_t b = s->now_ps / PS_PER_NS / s->o->bucket_ns;
+
+	if (b >= s->ts_cap) {
+		uint32_t cap = s->ts_cap ? s->ts_cap : 1024;
+
+		while (cap <= b)
+			cap *= 2;
+		s->r->ts_bytes = realloc(s->r->ts_bytes, cap * sizeof(uint64_t));
+		s->r->ts_drops = realloc(s->r->ts_drops, cap * sizeof(uint64_t));
+		s->r->ts_rx = realloc(s->r->ts_rx, cap * sizeof(uint64_t));
+		if (s->r->ts_bytes == NULL || s->r->ts_drops == NULL || s->r->ts_rx == NULL) {
+			fprintf(stderr, "mrc-sim: out of memory\n");
+			exit(2);
+		}
+		memset(s->r->ts_bytes + s->ts_cap, 0, (cap - s->ts_cap) * sizeof(uint64_t));
+		memset(s->r->ts_drops + s->ts_cap, 0, (cap - s->ts_cap) * sizeof(uint64_t));
+		memset(s->r->ts_rx + s->ts_cap, 0, (cap - s->ts_cap) * sizeof(uint64_t));
+		s->ts_cap = cap;
+	}
+	if (b + 1 > s->r->ts_n)
+		s->r->ts_n = (uint32_t)b + 1;
+	return (uint32_t)b;
+}
+
+static void ts_drop(struct sim *s)
+{
+	if (s->o->bucket_ns) {
+		uint32_t b = ts_bucket(s); /* may move ts_drops */
+
+		s->r->ts_drops[b]++;
+	}
+}
+
 /* ---- event heap: (time, seq) order ---------------------------------------- */
 
 static bool ev_less(const struct event *a, const struct event *b)
@@ -140,9 +216,13 @@ static bool ev_less(const struct event *a, const struct event *b)
 
 static void push(struct sim *s, uint64_t t_ps, uint8_t kind, uint32_t arg, struct pkt *p, uint64_t gen)
 {
-	struct event ev = {.t_ps = t_ps, .seq = s->seq++, .gen = gen, .p = p, .arg = arg, .kind = kind};
+	struct event ev = {.t_ps = t_ps, .seq = s->seq++, .arg = arg, .kind = kind};
 	size_t i;
 
+	if (kind == EVK_HOP)
+		ev.u.p = p;
+	else
+		ev.u.gen = gen;
 	if (s->n_ev == s->cap_ev) {
 		size_t cap = s->cap_ev ? 2 * s->cap_ev : 1024;
 		struct event *h = realloc(s->heap, cap * sizeof(*h));
@@ -180,6 +260,15 @@ static struct event pop(struct sim *s)
 	if (s->n_ev > 0)
 		s->heap[i] = last;
 	return top;
+}
+
+static uint64_t loss_thresh(double pct)
+{
+	if (pct <= 0)
+		return 0;
+	if (pct >= 100)
+		return UINT64_MAX;
+	return (uint64_t)(pct / 100.0 * 18446744073709551616.0);
 }
 
 /* ---- packets ------------------------------------------------------------------ */
@@ -231,7 +320,7 @@ static uint64_t backlog_bytes(const struct sim *s, const struct queue *q)
 {
 	if (q->busy_ps <= s->now_ps)
 		return 0;
-	return (q->busy_ps - s->now_ps) * s->rate_bps / PS_X8;
+	return (q->busy_ps - s->now_ps) * q->rate_bps / PS_X8;
 }
 
 /* Offer @p to @q now: mark, trim, drop or schedule its arrival at the next
@@ -244,6 +333,13 @@ static void enqueue(struct sim *s, struct queue *q, struct pkt *p, uint8_t next)
 
 	if (!q->up) {
 		s->r->drops_down++;
+		ts_drop(s);
+		pkt_free(s, p);
+		return;
+	}
+	if (q->loss_thresh && mrcp_prng_next(&s->fprng) < q->loss_thresh) {
+		s->r->drops_loss++;
+		ts_drop(s);
 		pkt_free(s, p);
 		return;
 	}
@@ -268,12 +364,13 @@ static void enqueue(struct sim *s, struct queue *q, struct pkt *p, uint8_t next)
 			prio = true;
 		} else if (backlog + size > s->buffer_bytes) {
 			s->r->drops_buffer++;
+			ts_drop(s);
 			pkt_free(s, p);
 			return;
 		}
 	}
 	size = wire_bytes(p);
-	ser = (uint64_t)size * PS_X8 / s->rate_bps;
+	ser = (uint64_t)size * PS_X8 / q->rate_bps;
 	if (prio) {
 		/* priority packets wait only for each other but take link time */
 		start = q->prio_busy_ps > s->now_ps ? q->prio_busy_ps : s->now_ps;
@@ -289,13 +386,31 @@ static void enqueue(struct sim *s, struct queue *q, struct pkt *p, uint8_t next)
 	push(s, depart + s->delay_ps, EVK_HOP, 0, p, 0);
 }
 
-static uint32_t ecmp(const struct sim *s, const struct pkt *p, uint32_t t0)
+/* The T0 uplink for @p from @st0 to @dt0: a hash of the 5-tuple (addresses,
+ * and the EV in the UDP source port) over the T1s. Once routing has
+ * withdrawn links (link_down + reconverge_ms), a T1 that cannot reach both
+ * T0s is skipped: a packet hashed onto one moves to another usable T1
+ * chosen by the same hash, and no other packet moves (resilient hashing). */
+static uint32_t ecmp(const struct sim *s, const struct pkt *p, uint32_t st0, uint32_t dt0)
 {
-	/* the switch hashes the 5-tuple: addresses, and the EV in the UDP source port */
-	uint64_t k = (uint64_t)p->ev ^ ((uint64_t)p->plane << 40) ^ ((uint64_t)t0 << 48);
+	uint64_t k = (uint64_t)p->ev ^ ((uint64_t)p->plane << 40) ^ ((uint64_t)st0 << 48);
 	uint64_t a = (uint64_t)p->src << 32 | p->dst;
+	uint64_t h = mix64(mix64(k ^ s->ecmp_salt) ^ a);
+	uint32_t t1 = (uint32_t)(h % s->T1), n = 0, pick;
+	const uint8_t *rs = &s->rt_ok[(p->plane * s->T0 + st0) * s->T1];
+	const uint8_t *rd = &s->rt_ok[(p->plane * s->T0 + dt0) * s->T1];
 
-	return (uint32_t)(mix64(mix64(k ^ s->ecmp_salt) ^ a) % s->T1);
+	if (s->rt_bad[p->plane] == 0 || (rs[t1] && rd[t1]))
+		return t1;
+	for (uint32_t i = 0; i < s->T1; i++)
+		n += rs[i] && rd[i];
+	if (n == 0)
+		return t1; /* no route: it goes where the hash says */
+	pick = (uint32_t)((h / s->T1) % n);
+	for (uint32_t i = 0; i < s->T1; i++)
+		if (rs[i] && rd[i] && pick-- == 0)
+			return i;
+	return t1;
 }
 
 static void host_rx_append(struct sim *s, struct pkt *p);
@@ -308,15 +423,14 @@ static void hop(struct sim *s, struct pkt *p)
 	case HOP_T0_SRC:
 		if (st0 == dt0)
 			enqueue(s, &s->dnh[P * s->H + p->dst], p, HOP_HOST);
-		else
-			enqueue(s, &s->up[(P * s->T0 + st0) * s->T1 + ecmp(s, p, st0)], p, HOP_T1);
+		else {
+			p->t1 = (uint16_t)ecmp(s, p, st0, dt0);
+			enqueue(s, &s->up[(P * s->T0 + st0) * s->T1 + p->t1], p, HOP_T1);
+		}
 		break;
-	case HOP_T1: {
-		/* which T1: recovered from the ECMP choice (static routing) */
-		uint32_t t1 = ecmp(s, p, st0);
-		enqueue(s, &s->dn1[(P * s->T1 + t1) * s->T0 + dt0], p, HOP_T0_DST);
+	case HOP_T1:
+		enqueue(s, &s->dn1[(P * s->T1 + p->t1) * s->T0 + dt0], p, HOP_T0_DST);
 		break;
-	}
 	case HOP_T0_DST:
 		enqueue(s, &s->dnh[P * s->H + p->dst], p, HOP_HOST);
 		break;
@@ -388,6 +502,14 @@ static void send_tx(struct sim *s, uint32_t h, const struct mrcp_tx *tx)
 	p->payload_len = tx->payload_len;
 	p->src = h;
 	p->dst = dst;
+	for (unsigned i = 0; i < s->n_evdrop; i++) {
+		if (p->ev == s->evdrop[i].ev && mrcp_prng_next(&s->fprng) < s->evdrop[i].thresh) {
+			s->r->drops_loss++;
+			ts_drop(s);
+			pkt_free(s, p);
+			return;
+		}
+	}
 	enqueue(s, &s->nic[p->plane * s->H + h], p, HOP_T0_SRC);
 }
 
@@ -423,16 +545,16 @@ static bool post_more(struct sim *s, uint32_t i)
 	return any;
 }
 
-/* allreduce_ring: rank @r may post phase @ph of its step (its QPs' share). */
+/* Collectives: rank @r may post its next phase (its QPs' share). */
 static void rank_send_phase(struct sim *s, uint32_t r)
 {
-	for (uint32_t k = 0; k < s->sc->qps; k++) {
-		uint32_t i = r * s->sc->qps + k;
+	for (uint32_t k = 0; k < s->fpr * s->sc->qps; k++) {
+		uint32_t i = r * s->fpr * s->sc->qps + k;
 
 		s->qps[i].limit += s->qps[i].mpp;
 		post_more(s, i);
 	}
-	schedule_poll(s, s->flows[r].src);
+	schedule_poll(s, r);
 }
 
 static void rank_start_step(struct sim *s, uint32_t r)
@@ -454,17 +576,15 @@ static void rank_compute_done(struct sim *s, uint32_t r)
 	rank_send_phase(s, r);
 }
 
-/* Advance rank @r over every phase whose chunk from the left has arrived. */
+/* Advance rank @r over every phase whose chunks have all arrived (from the
+ * left in a ring, from every other rank in an all-to-all). */
 static void rank_advance(struct sim *s, uint32_t r)
 {
 	struct rank *k = &s->ranks[r];
-	uint32_t left = (r + s->R - 1) % s->R, phases = 2 * (s->R - 1);
-	uint64_t per_phase = 0;
+	uint32_t phases = s->phases;
 
-	for (uint32_t q = 0; q < s->sc->qps; q++)
-		per_phase += s->qps[left * s->sc->qps + q].mpp;
 	while (k->comm && !k->done &&
-	       k->recv >= ((uint64_t)k->step * phases + k->phase + 1) * per_phase) {
+	       k->recv >= ((uint64_t)k->step * phases + k->phase + 1) * s->per_phase) {
 		uint64_t now_ns = s->now_ps / PS_PER_NS;
 
 		if (++k->phase < phases) {
@@ -475,7 +595,7 @@ static void rank_advance(struct sim *s, uint32_t r)
 		s->step_ns[r * s->sc->steps + k->step] = now_ns - k->step_start_ns;
 		if (++k->step == s->sc->steps) {
 			k->done = true;
-			s->flows[r].done_ns = now_ns;
+			k->done_ns = now_ns;
 			s->r->flows_done++;
 		} else {
 			rank_start_step(s, r);
@@ -504,7 +624,7 @@ static bool drain_cq(struct sim *s, uint32_t h)
 				continue;
 			}
 			if (wc[i].opcode == MRCP_WC_RECV_IMM) {
-				/* allreduce_ring: a chunk message arrived at f->dst */
+				/* a collective's chunk message arrived at f->dst */
 				(void)mrcp_qp_post_recv(s->hosts[h].e, q->qpn_rx, 0);
 				s->ranks[f->dst].recv++;
 				rank_advance(s, f->dst);
@@ -512,6 +632,11 @@ static bool drain_cq(struct sim *s, uint32_t h)
 			}
 			q->done++;
 			s->r->bytes_done += wc[i].byte_len;
+			if (s->o->bucket_ns) {
+				uint32_t b = ts_bucket(s); /* may move ts_bytes */
+
+				s->r->ts_bytes[b] += wc[i].byte_len;
+			}
 			if (q->mpp) {
 				if (post_more(s, (uint32_t)wc[i].user_ctx))
 					posted = true;
@@ -539,8 +664,9 @@ static void drain_events(struct sim *s, uint32_t h)
 				s->r->qp_errors++;
 }
 
-/* Close a port's TX room while its NIC backlog is above TX_ROOM_BYTES and
- * come back when half of it has drained. */
+/* Close a port's TX room when its NIC backlog goes above TX_ROOM_BYTES and
+ * open it again when half of that has drained (mrcp_port_set_tx_room walks
+ * the engine's QPs, so it is called only on a change). */
 static void update_room(struct sim *s, uint32_t h)
 {
 	struct host *hs = &s->hosts[h];
@@ -548,14 +674,15 @@ static void update_room(struct sim *s, uint32_t h)
 
 	for (uint32_t p = 0; p < s->P; p++) {
 		struct queue *q = &s->nic[p * s->H + h];
-		bool full = backlog_bytes(s, q) > TX_ROOM_BYTES;
+		/* hysteresis: closed above TX_ROOM_BYTES, open again at half */
+		bool full = backlog_bytes(s, q) > (hs->room_closed[p] ? TX_ROOM_BYTES / 2 : TX_ROOM_BYTES);
 
 		if (full != hs->room_closed[p]) {
 			mrcp_port_set_tx_room(hs->e, (uint8_t)(p + 1), !full);
 			hs->room_closed[p] = full;
 		}
 		if (full) {
-			uint64_t t = q->busy_ps - (uint64_t)(TX_ROOM_BYTES / 2) * PS_X8 / s->rate_bps;
+			uint64_t t = q->busy_ps - (uint64_t)(TX_ROOM_BYTES / 2) * PS_X8 / q->rate_bps;
 			if (t < wake)
 				wake = t;
 		}
@@ -611,6 +738,11 @@ static void host_service(struct sim *s, uint32_t h)
 		rx[n].ev = p->ev;
 		rx[n].src = host_addr(p->src, p->plane);
 		done[n++] = p;
+		if (s->o->bucket_ns && !p->trim && p->payload_len) {
+			uint32_t b = ts_bucket(s); /* may move ts_rx */
+
+			s->r->ts_rx[b] += p->payload_len;
+		}
 	}
 	if (n > 0)
 		mrcp_rx_burst(hs->e, rx, n, now_ns);
@@ -635,58 +767,128 @@ static void host_service(struct sim *s, uint32_t h)
 
 /* ---- failures ------------------------------------------------------------------- */
 
-static void set_link(struct sim *s, const struct sim_failure *f, bool up)
+/* The two queues of a link (host-T0, or T0-T1 of plane P). */
+static void link_queues(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, struct queue **a,
+			struct queue **b)
 {
-	uint32_t P = (uint32_t)f->plane;
-
-	if (f->host >= 0) {
-		s->nic[P * s->H + (uint32_t)f->host].up = up;
-		s->dnh[P * s->H + (uint32_t)f->host].up = up;
+	if (host >= 0) {
+		*a = &s->nic[P * s->H + (uint32_t)host];
+		*b = &s->dnh[P * s->H + (uint32_t)host];
 	} else {
-		s->up[(P * s->T0 + (uint32_t)f->t0) * s->T1 + (uint32_t)f->t1].up = up;
-		s->dn1[(P * s->T1 + (uint32_t)f->t1) * s->T0 + (uint32_t)f->t0].up = up;
+		*a = &s->up[(P * s->T0 + t0) * s->T1 + t1];
+		*b = &s->dn1[(P * s->T1 + t1) * s->T0 + t0];
 	}
 }
 
-static void apply_failure(struct sim *s, const struct sim_failure *f)
+/* A link goes down or up. @silent (a blackhole, a flap): nobody sees it and
+ * nothing else changes. Otherwise up means healthy again (no loss, full
+ * rate), Otherwise routing learns of a T0-T1 change reconverge_ms later,
+ * and a host's NIC sees its own link change at once (D50). */
+static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, bool up, bool silent)
 {
-	uint32_t P = (uint32_t)f->plane;
+	struct queue *a, *b;
 
-	if (f->kind != SIM_FAIL_SWITCH_DOWN) {
-		set_link(s, f, f->kind == SIM_FAIL_LINK_UP);
-		return;
+	link_queues(s, P, host, t0, t1, &a, &b);
+	a->up = b->up = up;
+	if (up && !silent) {
+		a->loss_thresh = b->loss_thresh = 0;
+		a->rate_bps = b->rate_bps = s->rate_bps;
 	}
-	if (f->t0 >= 0) {
-		uint32_t t0 = (uint32_t)f->t0;
-		for (uint32_t t1 = 0; t1 < s->T1; t1++) {
-			s->up[(P * s->T0 + t0) * s->T1 + t1].up = false;
-			s->dn1[(P * s->T1 + t1) * s->T0 + t0].up = false;
+	if (silent)
+		return;
+	if (host < 0) {
+		push(s, s->now_ps + s->sc->reconverge_ns * PS_PER_NS, EVK_ROUTE, (P * s->T0 + t0) * s->T1 + t1,
+		     NULL, up);
+	} else if (s->port_down[P * s->H + (uint32_t)host] == up) {
+		s->port_down[P * s->H + (uint32_t)host] = !up;
+		mrcp_port_set_link(s->hosts[host].e, (uint8_t)(P + 1), up, s->now_ps / PS_PER_NS);
+		schedule_poll(s, (uint32_t)host);
+	}
+}
+
+static void route_change(struct sim *s, uint32_t link, bool up)
+{
+	uint32_t P = link / (s->T0 * s->T1);
+
+	if (s->rt_ok[link] == up)
+		return;
+	s->rt_ok[link] = up;
+	if (up)
+		s->rt_bad[P]--;
+	else
+		s->rt_bad[P]++;
+}
+
+/* ev_drop: the value of the EV at ev_index of the flow's first QP. */
+static void ev_drop_start(struct sim *s, const struct sim_failure *f)
+{
+	const struct simqp *q = &s->qps[f->flow * s->sc->qps];
+	const struct mrcp_ev_set *evs = mrcp_qp_evs(s->hosts[s->flows[q->flow].src].e, q->qpn_tx);
+
+	if (evs == NULL || evs->n_evs == 0)
+		return;
+	free(s->evdrop_pool0);
+	s->evdrop_pool0 = xcalloc(evs->n_evs, 1);
+	for (uint16_t k = 0; k < evs->n_evs; k++)
+		s->evdrop_pool0[k] = evs->evs[k].pool;
+	s->evdrop_qp = f->flow * s->sc->qps;
+	s->evdrop[s->n_evdrop].ev = evs->evs[f->ev_index % evs->n_evs].value;
+	s->evdrop[s->n_evdrop++].thresh = loss_thresh(f->loss_pct);
+	s->r->evdrop_ev = s->evdrop[s->n_evdrop - 1].ev;
+}
+
+static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
+{
+	const struct sim_failure *f = &s->sc->failures[idx];
+	uint32_t P = (uint32_t)f->plane, t0 = (uint32_t)f->t0, t1 = (uint32_t)f->t1;
+	struct queue *a, *b;
+
+	switch (f->kind) {
+	case SIM_FAIL_LINK_DOWN:
+	case SIM_FAIL_LINK_UP:
+	case SIM_FAIL_BLACKHOLE:
+		link_state(s, P, f->host, t0, t1, f->kind == SIM_FAIL_LINK_UP, f->kind == SIM_FAIL_BLACKHOLE);
+		break;
+	case SIM_FAIL_GRAY:
+	case SIM_FAIL_SLOW:
+		link_queues(s, P, f->host, t0, t1, &a, &b);
+		if (f->kind == SIM_FAIL_GRAY)
+			a->loss_thresh = b->loss_thresh = loss_thresh(f->loss_pct);
+		else
+			a->rate_bps = b->rate_bps = (uint64_t)((double)s->rate_bps / f->factor);
+		break;
+	case SIM_FAIL_FLAP: {
+		/* toggle gen: down at even, up at odd, every period / 2; up at the end */
+		uint64_t half = f->period_ns / 2, end = f->at_ns + f->duration_ns;
+		uint64_t tk = f->at_ns + gen * half, next = tk + half;
+
+		link_state(s, P, f->host, t0, t1, tk >= end || (gen & 1), true);
+		if (tk < end)
+			push(s, (next < end ? next : end) * PS_PER_NS, EVK_FAIL, idx, NULL, gen + 1);
+		break;
+	}
+	case SIM_FAIL_SWITCH_DOWN:
+	case SIM_FAIL_SWITCH_BLACKHOLE: {
+		bool silent = f->kind == SIM_FAIL_SWITCH_BLACKHOLE;
+
+		if (f->t0 >= 0) {
+			for (uint32_t k = 0; k < s->T1; k++)
+				link_state(s, P, -1, t0, k, false, silent);
+			for (uint32_t h = t0 * s->sc->hosts_per_t0; h < (t0 + 1) * s->sc->hosts_per_t0 && h < s->H; h++)
+				link_state(s, P, (int)h, 0, 0, false, silent);
+		} else {
+			for (uint32_t k = 0; k < s->T0; k++)
+				link_state(s, P, -1, k, t1, false, silent);
 		}
-		for (uint32_t h = t0 * s->sc->hosts_per_t0; h < (t0 + 1) * s->sc->hosts_per_t0 && h < s->H; h++) {
-			s->nic[P * s->H + h].up = false;
-			s->dnh[P * s->H + h].up = false;
-		}
-	} else {
-		uint32_t t1 = (uint32_t)f->t1;
-		for (uint32_t t0 = 0; t0 < s->T0; t0++) {
-			s->up[(P * s->T0 + t0) * s->T1 + t1].up = false;
-			s->dn1[(P * s->T1 + t1) * s->T0 + t0].up = false;
-		}
+		break;
+	}
+	case SIM_FAIL_EV_DROP:
+		ev_drop_start(s, f);
+		break;
 	}
 }
 
 /* ---- setup ---------------------------------------------------------------------- */
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-
-	if (p == NULL) {
-		fprintf(stderr, "mrc-sim: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
 
 static int setup_engines(struct sim *s)
 {
@@ -699,6 +901,14 @@ static int setup_engines(struct sim *s)
 		mrcp_engine_config_defaults(&ec);
 		ec.seed = mix64(sc->seed ^ mix64(h + 1));
 		ec.n_ports = (uint8_t)s->P;
+		ec.max_qps = sc->wl == SIM_WL_ALLTOALL ? 2 * (sim_scenario_flows(sc) / s->H + 1) * sc->qps
+						       : 2 * sim_scenario_flows(sc) * sc->qps;
+		if (ec.max_qps < 256)
+			ec.max_qps = 256;
+		if (ec.max_qps > 65536)
+			ec.max_qps = 65536;
+		if (ec.max_peers < s->H)
+			ec.max_peers = s->H;
 		for (uint32_t p = 0; p < s->P; p++) {
 			ec.port_bps[p] = s->rate_bps;
 			ec.port_addr[p] = host_addr(h, p);
@@ -711,8 +921,14 @@ static int setup_engines(struct sim *s)
 			ec.base_rtt_ns = sc->base_rtt_ns;
 		if (sc->rto_timeout)
 			ec.timeout = (uint8_t)sc->rto_timeout;
-		ec.ev.n_active = (uint16_t)(128 / s->P * s->P);
-		ec.ev.n_backup = (uint16_t)(64 / s->P * s->P);
+		if (sc->sq_depth)
+			ec.sq_depth = sc->sq_depth;
+		if (sc->rq_depth)
+			ec.rq_depth = sc->rq_depth;
+		if (sc->mpr)
+			ec.mpr = (uint8_t)sc->mpr;
+		ec.ev.n_active = (uint16_t)(sc->ev_active ? sc->ev_active : 128 / s->P * s->P);
+		ec.ev.n_backup = (uint16_t)(sc->ev_backup != UINT32_MAX ? sc->ev_backup : 64 / s->P * s->P);
 		rc = mrcp_engine_create(&ec, &s->hosts[h].e);
 		if (rc != 0) {
 			fprintf(stderr, "mrc-sim: %s: engine create: %s\n", sc->path, strerror(-rc));
@@ -769,16 +985,22 @@ static int setup_flows(struct sim *s)
 		}
 		s->flows[n].src = vsrc; /* the victim is the last flow */
 		s->flows[n].dst = vdst;
-	} else if (sc->wl == SIM_WL_ALLREDUCE) {
+	} else if (sc->wl == SIM_WL_ALLREDUCE || sc->wl == SIM_WL_ALLTOALL) {
+		bool ring = sc->wl == SIM_WL_ALLREDUCE;
+
 		s->R = sc->ranks ? sc->ranks : s->H;
-		s->n_flows = s->R;
-		s->flows = xcalloc(s->R, sizeof(*s->flows));
+		s->fpr = ring ? 1 : s->R - 1;
+		s->phases = ring ? 2 * (s->R - 1) : 1;
+		s->n_flows = s->R * s->fpr;
+		s->flows = xcalloc(s->n_flows, sizeof(*s->flows));
 		s->ranks = xcalloc(s->R, sizeof(*s->ranks));
 		s->wait_ns = xcalloc((size_t)s->R * sc->steps, sizeof(uint64_t));
 		s->step_ns = xcalloc((size_t)s->R * sc->steps, sizeof(uint64_t));
 		for (uint32_t i = 0; i < s->R; i++) {
-			s->flows[i].src = i;
-			s->flows[i].dst = (i + 1) % s->R;
+			for (uint32_t j = 0; j < s->fpr; j++) {
+				s->flows[i * s->fpr + j].src = i;
+				s->flows[i * s->fpr + j].dst = (i + 1 + j) % s->R;
+			}
 		}
 	} else {
 		s->n_flows = s->H;
@@ -806,16 +1028,19 @@ static int setup_flows(struct sim *s)
 			q->bytes = sc->bytes / sc->qps + (k == sc->qps - 1 ? sc->bytes % sc->qps : 0);
 			q->msgs = (uint32_t)((q->bytes + msg - 1) / msg);
 			q->limit = q->msgs;
-			if (sc->wl == SIM_WL_ALLREDUCE) {
+			if (s->R) {
 				/* a chunk is bytes / R, split over the QPs; 2(R - 1)
-				 * phases per step; every message is a WriteImm */
+				 * phases per step in a ring, one in an all-to-all;
+				 * every message is a WriteImm */
 				uint64_t chunk = sc->bytes / s->R;
 
 				q->chunk = chunk / sc->qps + (k == sc->qps - 1 ? chunk % sc->qps : 0);
 				q->mpp = (uint32_t)((q->chunk + msg - 1) / msg);
-				q->msgs = q->mpp * 2 * (s->R - 1) * sc->steps;
-				q->bytes = q->chunk * 2 * (s->R - 1) * sc->steps;
+				q->msgs = q->mpp * s->phases * sc->steps;
+				q->bytes = q->chunk * s->phases * sc->steps;
 				q->limit = 0;
+				if (fi == 0) /* every flow has the same chunks */
+					s->per_phase += q->mpp * s->fpr;
 			}
 			rc = mrcp_qp_create(es, &a, &q->qpn_tx);
 			if (rc == 0)
@@ -857,19 +1082,58 @@ static void collect(struct sim *s)
 	struct sim_result *r = s->r;
 
 	r->min_flow_ns = UINT64_MAX;
-	for (uint32_t i = 0; i < s->n_flows; i++) {
+	for (uint32_t i = 0; !s->R && i < s->n_flows; i++) {
 		if (s->flows[i].done_ns > r->finish_ns)
 			r->finish_ns = s->flows[i].done_ns;
 		if (s->flows[i].qps_left == 0 && s->flows[i].done_ns < r->min_flow_ns)
 			r->min_flow_ns = s->flows[i].done_ns;
 	}
+	for (uint32_t i = 0; i < s->R; i++) {
+		if (s->ranks[i].done_ns > r->finish_ns)
+			r->finish_ns = s->ranks[i].done_ns;
+		if (s->ranks[i].done && s->ranks[i].done_ns < r->min_flow_ns)
+			r->min_flow_ns = s->ranks[i].done_ns;
+	}
 	if (r->min_flow_ns == UINT64_MAX)
 		r->min_flow_ns = 0;
-	r->n_report = s->n_flows < SIM_MAX_REPORT ? s->n_flows : SIM_MAX_REPORT;
+	if (s->evdrop_pool0 != NULL) {
+		const struct simqp *q = &s->qps[s->evdrop_qp];
+		const struct mrcp_ev_set *evs = mrcp_qp_evs(s->hosts[s->flows[q->flow].src].e, q->qpn_tx);
+
+		for (uint16_t k = 0; evs != NULL && k < evs->n_evs; k++)
+			r->evdrop_promoted += s->evdrop_pool0[k] == MRCP_EV_POOL_BACKUP &&
+					      evs->evs[k].pool == MRCP_EV_POOL_ACTIVE;
+	}
+	for (uint32_t i = 0; r->evdrop_ev && i < s->n_qps; i++) {
+		const struct mrcp_ev_set *evs = mrcp_qp_evs(s->hosts[s->flows[s->qps[i].flow].src].e, s->qps[i].qpn_tx);
+
+		for (uint16_t k = 0; evs != NULL && k < evs->n_evs; k++) {
+			if (evs->evs[k].value == r->evdrop_ev && r->evdrop_state == 0) {
+				r->evdrop_state = evs->evs[k].state;
+				r->evdrop_trans = evs->evs[k].c.transitions;
+			}
+		}
+	}
+	r->n_report = s->n_units < SIM_MAX_REPORT ? s->n_units : SIM_MAX_REPORT;
 	for (uint32_t i = 0; i < r->n_report; i++) {
-		r->flow_src[i] = s->flows[i].src;
-		r->flow_dst[i] = s->flows[i].dst;
-		r->flow_done_ns[i] = s->flows[i].done_ns;
+		/* a collective reports its ranks */
+		r->flow_src[i] = s->R ? i : s->flows[i].src;
+		r->flow_dst[i] = s->R ? s->flows[i * s->fpr].dst : s->flows[i].dst;
+		r->flow_done_ns[i] = s->R ? s->ranks[i].done_ns : s->flows[i].done_ns;
+	}
+	if (s->sc->wl == SIM_WL_P2P) {
+		double rs = 0, rd = 0;
+
+		for (uint32_t p = 0; p < s->P; p++) {
+			const struct queue *a = &s->nic[p * s->H + s->sc->src], *b = &s->dnh[p * s->H + s->sc->src];
+			const struct queue *c = &s->nic[p * s->H + s->sc->dst], *d = &s->dnh[p * s->H + s->sc->dst];
+
+			if (a->up && b->up)
+				rs += (double)(a->rate_bps < b->rate_bps ? a->rate_bps : b->rate_bps) / 1e9;
+			if (c->up && d->up)
+				rd += (double)(c->rate_bps < d->rate_bps ? c->rate_bps : d->rate_bps) / 1e9;
+		}
+		r->live_gbps = rs < rd ? rs : rd;
 	}
 	if (s->sc->wl == SIM_WL_INCAST) {
 		const struct flow *v = &s->flows[s->n_flows - 1];
@@ -881,7 +1145,7 @@ static void collect(struct sim *s)
 		if (v->done_ns)
 			r->victim_gbps = (double)s->sc->bytes * 8.0 / (double)v->done_ns;
 	}
-	if (s->sc->wl == SIM_WL_ALLREDUCE && s->r->flows_done == s->n_flows) {
+	if (s->R && s->r->flows_done == s->n_units) {
 		uint32_t S = s->sc->steps;
 
 		r->steps = S;
@@ -937,7 +1201,7 @@ static void teardown(struct sim *s)
 
 	for (size_t i = 0; i < s->n_ev; i++)
 		if (s->heap[i].kind == EVK_HOP)
-			pkt_free(s, s->heap[i].p);
+			pkt_free(s, s->heap[i].u.p);
 	if (s->hosts) {
 		for (uint32_t h = 0; h < s->H; h++) {
 			while ((p = s->hosts[h].rx_head) != NULL) {
@@ -957,6 +1221,10 @@ static void teardown(struct sim *s)
 	free(s->dnh);
 	free(s->up);
 	free(s->dn1);
+	free(s->rt_ok);
+	free(s->evdrop_pool0);
+	free(s->rt_bad);
+	free(s->port_down);
 	free(s->hosts);
 	free(s->flows);
 	free(s->qps);
@@ -967,15 +1235,45 @@ static void teardown(struct sim *s)
 	free(s->slots);
 }
 
-int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_result *r)
+/* CPU time of the process, s: the event rate per core, whatever else runs */
+static double cpu_now(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void progress(const struct sim *s, double t0, bool last)
+{
+	double dt = cpu_now() - t0;
+
+	fprintf(stderr, "\rmrc-sim: %s t=%.1f us, %llu events (%.2f M/s), %u of %u done%s", s->r->transport,
+		(double)s->now_ps / 1e6, (unsigned long long)s->r->events,
+		dt > 0 ? (double)s->r->events / dt / 1e6 : 0.0, s->r->flows_done, s->n_units, last ? "\n" : "");
+}
+
+void sim_result_free(struct sim_result *r)
+{
+	free(r->ts_bytes);
+	free(r->ts_drops);
+	free(r->ts_rx);
+	r->ts_bytes = r->ts_drops = r->ts_rx = NULL;
+}
+
+int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct sim_opts *o,
+	    struct sim_result *r)
+{
+	static const struct sim_opts no_opts;
 	struct sim s;
 	int rc = 0;
 	bool capped = false;
+	double t0 = cpu_now();
 
 	memset(&s, 0, sizeof(s));
 	memset(r, 0, sizeof(*r));
 	r->transport = mode == MRCP_MODE_RC ? "rc" : "mrc";
+	s.o = o ? o : &no_opts;
 	s.sc = sc;
 	s.mode = mode;
 	s.r = r;
@@ -991,17 +1289,26 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 	s.trim_bytes = (uint64_t)sc->trim_kb * 1024;
 	s.kmin_bytes = (uint64_t)sc->ecn_kmin_kb * 1024;
 	s.kmax_bytes = (uint64_t)sc->ecn_kmax_kb * 1024;
+	mrcp_prng_seed(&s.fprng, mix64(sc->seed ^ 0x6A4Bull));
 	s.nic = xcalloc((size_t)s.P * s.H, sizeof(struct queue));
 	s.dnh = xcalloc((size_t)s.P * s.H, sizeof(struct queue));
 	s.up = xcalloc((size_t)s.P * s.T0 * s.T1, sizeof(struct queue));
 	s.dn1 = xcalloc((size_t)s.P * s.T0 * s.T1, sizeof(struct queue));
+	s.rt_ok = xcalloc((size_t)s.P * s.T0 * s.T1, 1);
+	s.rt_bad = xcalloc(s.P, sizeof(uint32_t));
+	s.port_down = xcalloc((size_t)s.P * s.H, sizeof(bool));
+	memset(s.rt_ok, 1, (size_t)s.P * s.T0 * s.T1);
 	for (size_t i = 0; i < (size_t)s.P * s.H; i++) {
 		s.nic[i].up = s.dnh[i].up = true;
+		s.nic[i].rate_bps = s.dnh[i].rate_bps = s.rate_bps;
+		s.dnh[i].loss_thresh = loss_thresh(sc->loss_pct);
 		s.nic[i].nic = true;
 		s.dnh[i].lasthop = true;
 	}
-	for (size_t i = 0; i < (size_t)s.P * s.T0 * s.T1; i++)
+	for (size_t i = 0; i < (size_t)s.P * s.T0 * s.T1; i++) {
 		s.up[i].up = s.dn1[i].up = true;
+		s.up[i].rate_bps = s.dn1[i].rate_bps = s.rate_bps;
+	}
 	s.hosts = xcalloc(s.H, sizeof(struct host));
 	s.slots = xcalloc(BURST, SLOT_BYTES);
 	s.buf_len = sc->bytes / sc->qps + sc->bytes % sc->qps + 4096;
@@ -1018,28 +1325,34 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 	for (uint32_t i = 0; i < s.R; i++)
 		rank_start_step(&s, i);
 
-	while (s.n_ev > 0 && r->flows_done < s.n_flows) {
+	s.n_units = s.R ? s.R : s.n_flows;
+	r->setup_s = cpu_now() - t0;
+	t0 = cpu_now();
+	while (s.n_ev > 0 && r->flows_done < s.n_units) {
 		struct event ev = pop(&s);
 
 		if (ev.t_ps > sc->duration_ns * PS_PER_NS) {
 			if (ev.kind == EVK_HOP)
-				pkt_free(&s, ev.p);
+				pkt_free(&s, ev.u.p);
 			s.now_ps = sc->duration_ns * PS_PER_NS;
 			capped = true; /* an event was pending: not a stall */
 			break;
 		}
 		s.now_ps = ev.t_ps;
 		r->events++;
+		if (s.o->progress && (r->events & ((1u << 21) - 1)) == 0)
+			progress(&s, t0, false);
 		switch (ev.kind) {
 		case EVK_HOP:
-			hop(&s, ev.p);
+			r->hop_events++;
+			hop(&s, ev.u.p);
 			break;
 		case EVK_POLL:
 			s.hosts[ev.arg].poll_pending = false;
 			host_service(&s, ev.arg);
 			break;
 		case EVK_TIMER:
-			if (ev.gen != s.hosts[ev.arg].timer_gen)
+			if (ev.u.gen != s.hosts[ev.arg].timer_gen)
 				break;
 			s.hosts[ev.arg].timer_ps = UINT64_MAX;
 			host_service(&s, ev.arg);
@@ -1052,15 +1365,23 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, struct sim_re
 				s.hosts[ev.arg].room_wake_ps = 0;
 			host_service(&s, ev.arg);
 			break;
+		case EVK_ROUTE:
+			route_change(&s, ev.arg, ev.u.gen != 0);
+			break;
 		default:
-			apply_failure(&s, &sc->failures[ev.arg]);
+			apply_failure(&s, ev.arg, ev.u.gen);
 			break;
 		}
 	}
 	r->end_ns = s.now_ps / PS_PER_NS;
-	r->stalled = !capped && s.n_ev == 0 && r->flows_done < s.n_flows;
-	r->flows = s.n_flows;
+	r->stalled = !capped && s.n_ev == 0 && r->flows_done < s.n_units;
+	r->flows = s.n_units;
+	if (s.o->bucket_ns)
+		(void)ts_bucket(&s); /* the series runs to end_ns */
 	collect(&s);
+	r->cpu_s = cpu_now() - t0;
+	if (s.o->progress)
+		progress(&s, t0, true);
 out:
 	teardown(&s);
 	return rc;

@@ -7,8 +7,12 @@
  * every T1 of its plane. Every link direction has an output queue (rate,
  * finite buffer, ECN marking between kmin and kmax, trimming, tail drop).
  * Routing: ECMP at the T0 uplink by hashing the packet's EV (an RC QP has a
- * single fixed EV), static T1 -> T0 -> host. Failures are silent: a down
- * link drops everything sent onto it and nothing reconverges.
+ * single fixed EV), static T1 -> T0 -> host. Failures: a blackhole or a
+ * flap drops everything silently and never reconverges; a link_down is seen
+ * by routing, which stops hashing onto the link reconverge_ms later (and a
+ * host's NIC sees its own link go down at once); gray links lose a share of
+ * their packets, slow links run at a fraction of the rate, and ev_drop
+ * loses a share of the packets carrying one EV.
  *
  * Packets are not frames: they carry the engine's encoded MRC headers and
  * the payload length only (engines run with place_payload = false), plus
@@ -36,16 +40,33 @@
 #define SIM_MAX_STEPS 64      /**< allreduce_ring steps */
 #define SIM_MAX_REPORT 256    /**< flows reported one by one */
 
-enum sim_workload { SIM_WL_P2P = 0, SIM_WL_PERMUTATION, SIM_WL_INCAST, SIM_WL_ALLREDUCE };
-enum sim_fail_kind { SIM_FAIL_LINK_DOWN = 0, SIM_FAIL_LINK_UP, SIM_FAIL_SWITCH_DOWN };
+enum sim_workload { SIM_WL_P2P = 0, SIM_WL_PERMUTATION, SIM_WL_INCAST, SIM_WL_ALLREDUCE, SIM_WL_ALLTOALL };
+/** Failure kinds (docs/simulator.md, "Failures"). */
+enum sim_fail_kind {
+	SIM_FAIL_LINK_DOWN = 0,   /**< down, seen by routing after reconverge_ms */
+	SIM_FAIL_LINK_UP,         /**< back to healthy (up, no loss, full rate) */
+	SIM_FAIL_SWITCH_DOWN,     /**< link_down on every link of a switch */
+	SIM_FAIL_BLACKHOLE,       /**< down, silent: never reconverges */
+	SIM_FAIL_GRAY,            /**< loses loss_pct % of packets, both ways */
+	SIM_FAIL_SLOW,            /**< rate / factor, both ways */
+	SIM_FAIL_FLAP,            /**< silent down/up every period/2 for duration */
+	SIM_FAIL_EV_DROP,         /**< loses loss_pct % of one EV's packets */
+	SIM_FAIL_SWITCH_BLACKHOLE,/**< blackhole on every link of a switch (E3) */
+};
 
 /** One scheduled failure. Link: t0 + t1 (a T0-T1 link) or host (its
  *  host-T0 link); switch: t0 or t1. Unused fields are -1. */
 struct sim_failure {
 	uint64_t at_ns;           /**< when, ns of simulated time */
 	enum sim_fail_kind kind;
-	int plane;                /**< 0-based plane */
+	int plane;                /**< 0-based plane; ev_drop: -1 (the EV's own) */
 	int t0, t1, host;         /**< 0-based indices, -1 = not given */
+	double loss_pct;          /**< gray, ev_drop: percent of packets lost */
+	double factor;            /**< slow: the link runs at rate / factor */
+	uint64_t period_ns;       /**< flap: one down + up cycle, ns */
+	uint64_t duration_ns;     /**< flap: how long it flaps, ns; then up */
+	uint32_t flow;            /**< ev_drop: the flow whose first QP ... */
+	uint32_t ev_index;        /**< ... owns the EV at this index (its EV set) */
 };
 
 /** A scenario file (scenario.c), with defaults for every absent key. */
@@ -76,9 +97,22 @@ struct sim_scenario {
 	uint64_t base_rtt_ns;     /**< engine base_rtt, ns; 0 = engine default (12 us, §6.4) */
 	bool cc_per_qp;           /**< cc_scope: qp (D53); default one QPCC per peer */
 	uint32_t rto_timeout;     /**< engine D32 timeout exponent; 0 = engine default */
+	uint32_t ev_active;       /**< active EVs per QP (D41); 0 = 128 rounded to the planes */
+	uint32_t ev_backup;       /**< backup EVs per QP; UINT32_MAX = 64 rounded to the planes */
+	uint32_t sq_depth;        /**< engine send queue depth per QP; 0 = engine default */
+	uint32_t rq_depth;        /**< engine receive queue depth per QP; 0 = engine default */
+	uint32_t mpr;             /**< D25 window, x128 PSNs; 0 = engine default */
 	uint64_t duration_ns;     /**< simulated-time cap, ns */
+	uint64_t reconverge_ns;   /**< link_down -> routing stops using it, ns */
+	double loss_pct;          /**< random loss, % of packets on every T0 -> host link */
 	unsigned n_failures;
 	struct sim_failure failures[SIM_MAX_FAILURES];
+};
+
+/** What the command line asks of a run besides its result. */
+struct sim_opts {
+	uint64_t bucket_ns;       /**< time-series bucket, ns; 0 = no series */
+	bool progress;            /**< a progress line on stderr, and the event rate */
 };
 
 /** The result of one run. */
@@ -98,9 +132,23 @@ struct sim_result {
 	uint64_t wc_err;
 	uint64_t drops_buffer;    /**< tail drops in switch queues */
 	uint64_t drops_down;      /**< packets sent onto a down link */
+	uint64_t drops_loss;      /**< packets lost on gray links and to ev_drop */
+	uint32_t evdrop_ev;       /**< ev_drop: the EV value (the last one applied) */
+	uint8_t evdrop_state;     /**< its enum mrcp_ev_state at the end; 0 = none */
+	uint64_t evdrop_trans;    /**< its transitions counter at the end */
+	uint32_t evdrop_promoted; /**< EVs of its QP in the backup pool then, active at the end */
 	uint64_t trims;
 	uint64_t ecn_marks;
 	uint64_t events;          /**< discrete events processed */
+	uint64_t hop_events;      /**< of them, a packet reaching a switch or host */
+	double cpu_s;             /**< CPU time of the event loop, s (not part of the output) */
+	double setup_s;           /**< CPU time of the setup (engines, QPs), s */
+	/* time series (opts.bucket_ns): per bucket from t = 0, malloc'd */
+	uint32_t ts_n;            /**< buckets up to end_ns */
+	uint64_t *ts_bytes;       /**< bytes completed at requesters in the bucket */
+	uint64_t *ts_drops;       /**< packets dropped, blackholed or lost in it */
+	uint64_t *ts_rx;          /**< payload bytes reaching receiving hosts in it (retransmissions too) */
+	double live_gbps;         /**< p2p: min(src, dst) rate of NIC links up at the end, Gb/s */
 	/* per flow (the first SIM_MAX_REPORT), incast and allreduce_ring */
 	uint32_t n_report;
 	uint32_t flow_src[SIM_MAX_REPORT], flow_dst[SIM_MAX_REPORT];
@@ -124,7 +172,14 @@ void sim_scenario_defaults(struct sim_scenario *s);
  *  @return 0, -1 on any error. */
 int sim_scenario_load(const char *path, struct sim_scenario *s);
 
+/** The number of flows @s's workload has (ev_drop's flow key). */
+uint32_t sim_scenario_flows(const struct sim_scenario *s);
+
 /** Run @s with @mode. @return 0, or -1 on a setup error (engine config). */
-int sim_run(const struct sim_scenario *s, enum mrcp_qp_mode mode, struct sim_result *r);
+int sim_run(const struct sim_scenario *s, enum mrcp_qp_mode mode, const struct sim_opts *o,
+	    struct sim_result *r);
+
+/** Free what sim_run allocated in @r (the time series). */
+void sim_result_free(struct sim_result *r);
 
 #endif
