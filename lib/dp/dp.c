@@ -48,6 +48,7 @@
 #include "dp.h"
 #include "dp_fault.h"
 #include "dp_neigh.h"
+#include "dp_srv6.h"
 #include "mrcp_bytes.h"
 #include "mrcp_frame.h"
 #include "mrcp_wire.h"
@@ -309,6 +310,37 @@ static int faults_setup(struct mrcd_dp *dp, uint64_t seed, char *err, size_t err
 	return 0;
 }
 
+/* SRv6 (brief §2.3, D8): the configuration's templates as lib/dp rows. */
+static int srv6_setup(struct mrcd_dp *dp, char *err, size_t errlen)
+{
+	const struct mrcd_config *cfg = dp->cfg;
+
+	if (!cfg->srv6.enabled)
+		return 0;
+	dp->srv6 = calloc(cfg->srv6.n_templates, sizeof(*dp->srv6));
+	if (!dp->srv6) {
+		snprintf(err, errlen, "srv6: out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < cfg->srv6.n_templates; i++) {
+		const struct mrcd_srv6_template *t = &cfg->srv6.templates[i];
+		struct mrcd_srv6_row *r = &dp->srv6[i];
+
+		memcpy(r->prefix, t->dst.ip.a, 16);
+		r->plen = t->dst.len;
+		memcpy(r->locator, cfg->srv6.locator.ip.a, 4);
+		r->n_usid = t->n_usid;
+		for (unsigned k = 0; k < t->n_usid && k < MRCD_SRV6_USIDS; k++)
+			r->usid[k] = t->usid[k];
+		r->plane_mask = t->plane_mask;
+		r->plane_shift = t->plane_shift;
+		r->uplink_usid = t->uplink_usid;
+		r->uplink_mask = t->uplink_mask;
+	}
+	dp->n_srv6 = cfg->srv6.n_templates;
+	return 0;
+}
+
 /* One worker's own parts: mailbox, doorbell, hand-over ring. */
 static struct mrcd_dp *worker_alloc(const struct mrcd_config *cfg, unsigned index, unsigned n,
 				    char *err, size_t errlen)
@@ -372,10 +404,6 @@ int mrcd_dp_create(const struct mrcd_config *cfg, uint64_t seed, struct mrcd_dp 
 	int rc = -ENOMEM;
 
 	*out = NULL;
-	if (cfg->srv6.enabled) {
-		snprintf(err, errlen, "srv6.enabled: the datapath does not build SRv6 frames yet");
-		return -ENOTSUP;
-	}
 	if (n < 1 || n > MRCD_DP_MAX_WORKERS) {
 		snprintf(err, errlen, "lcores.ids: 1 to %u worker lcores (one engine each, D63), got %u",
 			 MRCD_DP_MAX_WORKERS, n);
@@ -415,6 +443,9 @@ int mrcd_dp_create(const struct mrcd_config *cfg, uint64_t seed, struct mrcd_dp 
 		if (rc < 0)
 			goto fail;
 		rc = faults_setup(dp, seed, err, errlen);
+		if (rc < 0)
+			goto fail;
+		rc = srv6_setup(dp, err, errlen);
 		if (rc < 0)
 			goto fail;
 		dp->zero_copy = rte_eal_iova_mode() == RTE_IOVA_VA;
@@ -507,6 +538,7 @@ static void worker_free(struct mrcd_dp *dp)
 		mrcd_neigh_destroy(dp->neigh);
 	if (dp->faults)
 		mrcd_fault_stage_destroy(dp->faults);
+	free(dp->srv6);
 	if (dp->doorbell > 0)
 		close(dp->doorbell);
 	if (dp->call_lock) {
@@ -902,6 +934,19 @@ static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d,
 	} else {
 		ftx.l3 = MRCP_FRAME_IPV6;
 		memcpy(ftx.src_ip, pc->ipv6.ip.a, 16);
+		if (dp->n_srv6) {
+			/* D8: the outer DA is the EV's uSID path to the row of
+			 * the destination; the inner DA is the peer's port */
+			int k = mrcd_srv6_find(dp->srv6, dp->n_srv6, d->dst.a);
+
+			if (k < 0) {
+				p->c.tx_no_srv6_row++;
+				return NULL;
+			}
+			ftx.l3 = MRCP_FRAME_SRV6;
+			mrcd_srv6_da(&dp->srv6[k], d->ev, ftx.srv6_da);
+			p->c.tx_srv6++;
+		}
 	}
 	memcpy(ftx.dst_ip, d->dst.a, 16);
 	ftx.dscp = d->dscp;
@@ -1091,6 +1136,7 @@ static void rx_frame(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned
 		}
 	}
 	p->c.rx_mrc++;
+	p->c.rx_srv6 += v.l3 == MRCP_FRAME_SRV6;
 	struct mrcp_rx *r = &rb->rx[rb->n++];
 	r->data = v.mrc;
 	r->len = v.mrc_len;

@@ -27,6 +27,7 @@ struct rte_mbuf;
 struct mrcd_neigh;
 struct mrcd_fault_stage;
 struct mrcd_delayq;
+struct mrcd_srv6_row;
 struct mrcd_dp;
 
 #define MRCD_DP_BURST 32
@@ -40,6 +41,7 @@ struct mrcd_dp;
 	X(rx_pkts, "frames received")                                          \
 	X(rx_bytes, "bytes received")                                          \
 	X(rx_mrc, "MRC frames handed to the engine")                           \
+	X(rx_srv6, "of which SRv6 (IPv6-in-IPv6) frames")                      \
 	X(rx_l2, "ARP/NDP/ICMP frames handled")                                \
 	X(rx_not_mine, "frames dropped: not MRC and not for our host stack")   \
 	X(rx_bad_frame, "frames dropped: malformed MRC frame")                 \
@@ -48,9 +50,11 @@ struct mrcd_dp;
 	X(tx_pkts, "frames sent")                                              \
 	X(tx_bytes, "bytes sent")                                              \
 	X(tx_zero_copy, "frames sent with their payload in place (external buffers)") \
+	X(tx_srv6, "MRC frames built with an SRv6 outer header (D8)")          \
 	X(tx_l2, "ARP/NDP/ICMP frames sent")                                   \
 	X(tx_ring_full, "TX bursts cut short by a full ring (back-pressure)")  \
 	X(tx_no_neigh, "MRC packets dropped: next hop unresolved")             \
+	X(tx_no_srv6_row, "MRC packets dropped: no SRv6 template for the destination") \
 	X(tx_no_mbuf, "MRC packets dropped: mbuf pool empty")                  \
 	X(tx_build_err, "MRC packets dropped: frame build failed")             \
 	X(fault_delayq_full, "fault stage: packets dropped, delay queue full") \
@@ -150,6 +154,8 @@ struct mrcd_dp {
 	struct mrcd_dp_port ports[MRCD_MAX_PORTS];
 	struct mrcd_neigh *neigh;
 	struct mrcd_fault_stage *faults;
+	struct mrcd_srv6_row *srv6;  /**< SRv6 templates (D8); NULL when off */
+	unsigned n_srv6;
 	unsigned worker_lcore;
 	uint64_t start_ns;
 	uint16_t ip_id;
