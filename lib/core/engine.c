@@ -428,7 +428,7 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 	if (rx->trim != MRCP_TRIM_NONE)
 		rc = mrcp_pkt_decode_hdr(rx->data, rx->len, &p);
 	else
-		rc = mrcp_pkt_decode(rx->data, rx->len, &p);
+		rc = mrcp_pkt_decode_rx(rx->data, rx->len, &p);
 	if (rc != 0) {
 		e->c.rx_bad_decode++;
 		return;

@@ -433,6 +433,15 @@ size_t mrcp_pkt_len(const struct mrcp_pkt *p);
 int mrcp_pkt_decode(const void *buf, size_t len, struct mrcp_pkt *p);
 
 /**
+ * mrcp_pkt_decode() for the receive path: the same checks and return value,
+ * and the same fields for every packet, with Writes and SACKs decoded in one
+ * pass. The one difference: for a Write the control-header union of @p is
+ * left as it was (a Write has no control header; nothing may read it), and
+ * for a SACK the members of the union other than seth and cc are.
+ */
+int mrcp_pkt_decode_rx(const void *buf, size_t len, struct mrcp_pkt *p);
+
+/**
  * Decode only BTH and the extension headers, for a trimmed packet whose
  * payload was cut by a switch (brief §4.6): whatever follows the headers is
  * returned as payload, with no pad or length checks.

@@ -54,16 +54,24 @@ static_assert(sizeof(struct mrcp_imm_wire) % 4 == 0, "ImmDt keeps 4-byte alignme
 
 /* ---- opcode and NACK tables (generated from the X-macros) ---------------- */
 
+/* Header sets by opcode, for the range the MRC opcodes occupy (a table
+ * lookup: this runs for every packet decoded and encoded). */
+#define OP_LO MRCP_OP_WRITE_FIRST
+#define OP_HI MRCP_OP_PROBE
+static const uint16_t op_hdrs[OP_HI - OP_LO + 1] = {
+#define X(n, v, h) [(v) - OP_LO] = (uint16_t)(h),
+	MRCP_OPCODES(X)
+#undef X
+};
+#define X(n, v, h) static_assert((v) >= OP_LO && (v) <= OP_HI, "opcode outside op_hdrs");
+MRCP_OPCODES(X)
+#undef X
+
 uint32_t mrcp_opcode_hdrs(uint8_t opcode)
 {
-	switch (opcode) {
-#define X(n, v, h)                                                             \
-	case v:                                                                \
-		return (uint32_t)(h);
-		MRCP_OPCODES(X)
-#undef X
-	}
-	return 0;
+	if (opcode < OP_LO || opcode > OP_HI)
+		return 0;
+	return op_hdrs[opcode - OP_LO];
 }
 
 const char *mrcp_opcode_name(uint8_t opcode)
@@ -160,17 +168,9 @@ int mrcp_bth_encode(const struct mrcp_bth *h, void *buf, size_t cap)
 	return (int)sizeof(*w);
 }
 
-int mrcp_bth_decode(const void *buf, size_t len, struct mrcp_bth *h)
+/* The fields of a BTH whose opcode and TVer were checked. */
+static void bth_fill(const struct mrcp_bth_wire *w, struct mrcp_bth *h)
 {
-	const struct mrcp_bth_wire *w = buf;
-
-	if (len < sizeof(*w))
-		return -EBADMSG;
-	/* §3.1: any other opcode is dropped (and counted by the caller) */
-	if (mrcp_opcode_hdrs(w->opcode) == 0)
-		return -EBADMSG;
-	if ((w->flags & BTH_TVER_MASK) != 0)
-		return -EBADMSG;
 	h->opcode = w->opcode;
 	h->se = (w->flags & BTH_SE) != 0;
 	h->migreq = (w->flags & BTH_MIGREQ) != 0;
@@ -182,6 +182,20 @@ int mrcp_bth_decode(const void *buf, size_t len, struct mrcp_bth *h)
 	h->rtx = (w->flags2 & BTH_RTX) != 0;
 	h->ts = (w->flags2 & BTH_TS) != 0;
 	h->psn = mrcp_get_be24(w->psn);
+}
+
+int mrcp_bth_decode(const void *buf, size_t len, struct mrcp_bth *h)
+{
+	const struct mrcp_bth_wire *w = buf;
+
+	if (len < sizeof(*w))
+		return -EBADMSG;
+	/* §3.1: any other opcode is dropped (and counted by the caller) */
+	if (mrcp_opcode_hdrs(w->opcode) == 0)
+		return -EBADMSG;
+	if ((w->flags & BTH_TVER_MASK) != 0)
+		return -EBADMSG;
+	bth_fill(w, h);
 	return (int)sizeof(*w);
 }
 
@@ -815,6 +829,86 @@ int mrcp_pkt_decode_hdr(const void *buf, size_t len, struct mrcp_pkt *p)
 	p->payload = b + off;
 	p->payload_len = (uint32_t)(len - off);
 	return 0;
+}
+
+/* ---- the receive fast path ---------------------------------------------------- */
+
+#define DATA_BASE_LEN (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) + \
+		       sizeof(struct mrcp_reth_wire))
+#define SACK_LEN (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_seth_wire) + \
+		  sizeof(struct mrcp_cc_state_wire))
+
+/* A Write: the rules of pkt_decode_headers() and mrcp_pkt_decode() for the
+ * one header stack METH [TSETH] RETH [ImmDt], in one pass. */
+static int decode_write(const uint8_t *b, size_t len, struct mrcp_pkt *p)
+{
+	const struct mrcp_bth_wire *w = (const struct mrcp_bth_wire *)b;
+	bool ts = (w->flags2 & BTH_TS) != 0;
+	uint32_t hdrs = op_hdrs[w->opcode - OP_LO];
+	uint8_t pad = (uint8_t)(w->flags >> BTH_PAD_SHIFT & BTH_PAD_MASK);
+	size_t off = DATA_BASE_LEN, rest;
+	const uint8_t *h = b + sizeof(*w) + sizeof(struct mrcp_meth_wire);
+
+	if ((w->flags & BTH_TVER_MASK) != 0)
+		return -EBADMSG;
+	if (ts)
+		off += sizeof(struct mrcp_tseth_wire);
+	if (hdrs & MRCP_HDR_IMM)
+		off += sizeof(struct mrcp_imm_wire);
+	if (len < off)
+		return -EBADMSG;
+	rest = len - off;
+	if (rest % 4 != 0 || rest < pad || rest - pad > MRCP_PAYLOAD_MAX) /* as mrcp_pkt_decode() */
+		return -EBADMSG;
+	bth_fill(w, &p->bth);
+	p->hdrs = hdrs | (ts ? MRCP_HDR_TSETH : 0);
+	p->meth.rq_msn = mrcp_get_be16(b + sizeof(*w));
+	p->meth.msn = mrcp_get_be16(b + sizeof(*w) + 2);
+	if (ts) {
+		p->tseth.tx_timestamp = mrcp_get_be16(h);
+		tsr_ftype_get(h + 2, h + 3, &p->tseth.tsr, &p->tseth.ftype);
+		h += sizeof(struct mrcp_tseth_wire);
+	} else {
+		memset(&p->tseth, 0, sizeof(p->tseth));
+	}
+	p->reth.va = mrcp_get_be64(h);
+	p->reth.rkey = mrcp_get_be32(h + 8);
+	p->reth.dma_len = mrcp_get_be32(h + 12);
+	h += sizeof(struct mrcp_reth_wire);
+	p->imm = (hdrs & MRCP_HDR_IMM) ? mrcp_get_be32(h) : 0;
+	p->payload = b + off;
+	p->payload_len = (uint32_t)(rest - pad);
+	return 0;
+}
+
+int mrcp_pkt_decode_rx(const void *buf, size_t len, struct mrcp_pkt *p)
+{
+	const uint8_t *b = buf;
+	const struct mrcp_bth_wire *w = buf;
+
+	if (len < sizeof(*w))
+		return -EBADMSG;
+	if (mrcp_opcode_is_data(w->opcode))
+		return decode_write(b, len, p);
+	if (w->opcode == MRCP_OP_SACK) {
+		/* a SACK is exactly BTH SETH CC_STATE, with ts, PadCnt, TVer 0 */
+		if (len != SACK_LEN || (w->flags & (BTH_PAD_MASK << BTH_PAD_SHIFT | BTH_TVER_MASK)) != 0 ||
+		    (w->flags2 & BTH_TS) != 0)
+			return -EBADMSG;
+		bth_fill(w, &p->bth);
+		p->hdrs = MRCP_HDR_SETH;
+		memset(&p->meth, 0, sizeof(p->meth));
+		memset(&p->tseth, 0, sizeof(p->tseth));
+		memset(&p->reth, 0, sizeof(p->reth));
+		p->imm = 0;
+		mrcp_seth_decode(b + sizeof(*w), sizeof(struct mrcp_seth_wire), &p->seth);
+		mrcp_cc_state_decode(b + sizeof(*w) + sizeof(struct mrcp_seth_wire),
+				     sizeof(struct mrcp_cc_state_wire), &p->cc);
+		p->payload = b + len;
+		p->payload_len = 0;
+		return 0;
+	}
+	return mrcp_pkt_decode(buf, len, p);
 }
 
 /* ---- the Write fast path ------------------------------------------------------ */

@@ -1,4 +1,5 @@
-/* fuzz_pkt.c - libFuzzer target for mrcp_pkt_decode() and mrcp_pkt_decode_hdr():
+/* fuzz_pkt.c - libFuzzer target for mrcp_pkt_decode(), mrcp_pkt_decode_rx() and
+ * mrcp_pkt_decode_hdr():
  * any input either fails with -EBADMSG or decodes to a packet whose lengths obey
  * the framing rules, that re-encodes to exactly its own length, and whose
  * re-encoding decodes to the same fields and re-encodes to the same bytes
@@ -185,6 +186,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(rc_hdr == 0 || rc_hdr == -EBADMSG);
 	if (rc_hdr == 0)
 		check_hdr(data, size, &h);
+
+	/* The receive path's decoder agrees with the generic one. */
+	{
+		struct mrcp_pkt r;
+		int rc_rx = mrcp_pkt_decode_rx(data, size, &r);
+
+		CHECK(rc_rx == rc_full);
+		if (rc_full == 0)
+			CHECK(same_pkt(&p, &r) && r.payload == p.payload);
+	}
 
 	/* Whatever decodes whole also decodes as headers, to the same fields,
 	 * with the pad counted as payload. */

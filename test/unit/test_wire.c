@@ -2428,6 +2428,65 @@ TEST(wire, pkt_decode_hdr__keeps_trailing_bytes_of_control_packets)
 }
 
 /* The Write fast path must produce exactly what the full encoder does. */
+/* ---- mrcp_pkt_decode_rx ------------------------------------------------------- */
+
+/* decode_rx and decode on @buf[0..len) (exact-size copies): the same return
+ * value, and on success the same fields and payload. */
+static void check_rx_agrees(const char *name, const uint8_t *buf, size_t len)
+{
+	uint8_t *copy = dup_exact(buf, len);
+	struct mrcp_pkt p, q;
+	int rc = mrcp_pkt_decode(copy, len, &p);
+	int rc_rx;
+
+	memset(&q, 0x5A, sizeof(q));
+	rc_rx = mrcp_pkt_decode_rx(copy, len, &q);
+	if (rc != rc_rx)
+		mrcp_test_fail(__FILE__, __LINE__, "%s, %zu B: decode %d, decode_rx %d", name, len, rc, rc_rx);
+	if (rc == 0) {
+		if (!same_pkt(&p, &q) || p.payload != q.payload)
+			mrcp_test_fail(__FILE__, __LINE__, "%s, %zu B: decode_rx differs", name, len);
+		/* the fields outside the control union match too (zeroed when absent) */
+		ASSERT_TRUE(memcmp(&p.meth, &q.meth, sizeof(p.meth)) == 0);
+		ASSERT_EQ(p.tseth.tx_timestamp, q.tseth.tx_timestamp);
+		ASSERT_EQ(p.tseth.tsr, q.tseth.tsr);
+		ASSERT_EQ(p.tseth.ftype, q.tseth.ftype);
+		ASSERT_EQ(p.reth.va, q.reth.va);
+		ASSERT_EQ(p.reth.rkey, q.reth.rkey);
+		ASSERT_EQ(p.reth.dma_len, q.reth.dma_len);
+		ASSERT_EQ(p.imm, q.imm);
+	}
+	free(copy);
+}
+
+TEST(wire, pkt_decode_rx__agrees_with_pkt_decode)
+{
+	for (size_t i = 0; i < N_KINDS; i++) {
+		static uint8_t buf[PKT_BUF];
+		const struct kind *k = &kinds[i];
+		struct mrcp_pkt p;
+		size_t n = encode_kind(k, buf, &p);
+
+		/* every truncation and one byte too many */
+		for (size_t len = 0; len <= n + 1; len++)
+			check_rx_agrees(k->name, buf, len);
+		/* every bit of the headers and of the first payload bytes */
+		for (size_t bit = 0; bit < (k->hdr_len + 8) * 8 && bit < n * 8; bit++) {
+			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+			check_rx_agrees(k->name, buf, n);
+			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		}
+		/* every opcode byte on this packet's bytes */
+		for (unsigned op = 0; op < 256; op++) {
+			uint8_t keep = buf[0];
+
+			buf[0] = (uint8_t)op;
+			check_rx_agrees(k->name, buf, n);
+			buf[0] = keep;
+		}
+	}
+}
+
 TEST(wire, data_hdr_patch__equals_full_encode)
 {
 	static const uint8_t ops[] = {MRCP_OP_WRITE_FIRST, MRCP_OP_WRITE_MIDDLE, MRCP_OP_WRITE_LAST,
