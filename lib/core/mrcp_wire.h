@@ -449,6 +449,17 @@ int mrcp_pkt_decode_rx(const void *buf, size_t len, struct mrcp_pkt *p);
  */
 int mrcp_pkt_decode_hdr(const void *buf, size_t len, struct mrcp_pkt *p);
 
+/**
+ * Encode a whole SACK (BTH, SETH, CC_STATE) to @dest_qp: the bytes
+ * mrcp_pkt_init(MRCP_OP_SACK, dest_qp, seth->cack_psn) with these two headers
+ * and mrcp_pkt_encode_hdr() would write (D11: BTH.PSN is cack_psn), without
+ * building a struct mrcp_pkt. @return 48, or -ENOBUFS (nothing written) or
+ * -EINVAL for a field out of range, as mrcp_pkt_encode_hdr() (possibly after
+ * part of the packet was written).
+ */
+int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struct mrcp_cc_state *cc,
+		     void *buf, size_t cap);
+
 /* ---- the Write fast path ----------------------------------------------------
  * A message's packets differ only in opcode, PadCnt, AckReq, rtx, PSN, the
  * TSETH timestamp and the RETH VA. The requester encodes one template per

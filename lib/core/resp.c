@@ -76,10 +76,10 @@ static void send_sack(struct mrcp_engine *e, struct qp *qp, uint32_t trig_psn, u
 		      uint16_t trig_ts, uint8_t m, uint8_t port, bool pr)
 {
 	struct mrcp_tx *tx;
-	struct mrcp_pkt p;
+	struct mrcp_seth seth;
+	struct mrcp_cc_state cc;
 	uint32_t cack = qp->rcv_cack, base, lo;
 	int32_t off;
-	uint64_t bm = 0;
 	uint8_t pen;
 	int hl;
 
@@ -88,37 +88,37 @@ static void send_sack(struct mrcp_engine *e, struct qp *qp, uint32_t trig_psn, u
 	tx = mrcp__ctl_alloc(e);
 	if (tx == NULL)
 		return;
-	mrcp_pkt_init(&p, MRCP_OP_SACK, qp->dqpn, cack); /* D11 */
-	p.seth.m = m;
-	p.seth.pr = pr;
+	seth.m = m;
+	seth.pr = pr;
 	off = pr ? 0 : mrcp_psn_diff(trig_psn, cack);
 	if (off > INT16_MAX)
 		off = INT16_MAX;
 	if (off < INT16_MIN)
 		off = INT16_MIN;
-	p.seth.ack_psn_offset = (int16_t)off;
-	p.seth.entropy = trig_ev;
-	p.seth.spdcid = (uint16_t)qp->qpn; /* D15 */
-	p.seth.dpdcid = (uint16_t)qp->dqpn;
-	p.seth.svc_time = 0;               /* D17: answered within the burst */
-	p.seth.cack_psn = cack;
+	seth.ack_psn_offset = (int16_t)off;
+	seth.entropy = trig_ev;
+	seth.spdcid = (uint16_t)qp->qpn; /* D15 */
+	seth.dpdcid = (uint16_t)qp->dqpn;
+	seth.svc_time = 0;               /* D17: answered within the burst */
+	seth.cack_psn = cack;            /* and BTH.PSN (D11) */
+	seth.cc_type = 0;
+	seth.cc_flags = 0;
 	/* D27: base = max(trigger - 63, cack + 1) */
 	lo = mrcp_psn_add(trig_psn, -63);
 	base = mrcp_psn_add(cack, 1);
 	if (!pr && mrcp_psn_gt(lo, base))
 		base = lo;
-	bm = rbits_window(qp, base); /* D26; base > cack, base + 63 <= cack + rW */
-	p.seth.sack_offset = (int16_t)mrcp_psn_diff(base, cack);
-	p.seth.sack_bitmap = bm;
-	p.seth.mpr = 0; /* Dynamic MPR is off (D25) */
-	p.cc.tx_timestamp = trig_ts;
-	p.cc.ooo_count = (uint16_t)(qp->ooo > 0x7FFF ? 0x7FFF : qp->ooo); /* D18 */
+	seth.sack_offset = (int16_t)mrcp_psn_diff(base, cack);
+	seth.sack_bitmap = rbits_window(qp, base); /* D26; base > cack, base + 63 <= cack + rW */
+	seth.mpr = 0; /* Dynamic MPR is off (D25) */
+	cc.tx_timestamp = trig_ts;
+	cc.ooo_count = (uint16_t)(qp->ooo > 0x7FFF ? 0x7FFF : qp->ooo); /* D18 */
 	pen = penalty(qp);
-	p.cc.rcv_cwnd_pen = pen;
-	p.cc.r_c = pen == 0 && qp->pen_was_on; /* D55 */
+	cc.rcv_cwnd_pen = pen;
+	cc.r_c = pen == 0 && qp->pen_was_on; /* D55 */
 	qp->pen_was_on = pen != 0;
-	p.cc.rcvd_bytes = (uint32_t)(qp->rcvd_bytes >> 8) & 0xFFFFFF; /* D19 */
-	hl = mrcp_pkt_encode_hdr(&p, tx->hdr, sizeof(tx->hdr));
+	cc.rcvd_bytes = (uint32_t)(qp->rcvd_bytes >> 8) & 0xFFFFFF; /* D19 */
+	hl = mrcp_sack_encode(qp->dqpn, &seth, &cc, tx->hdr, sizeof(tx->hdr));
 	tx->hdr_len = (uint16_t)(hl > 0 ? hl : 0);
 	tx->opcode = MRCP_OP_SACK;
 	tx->psn = cack;

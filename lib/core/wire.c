@@ -911,6 +911,36 @@ int mrcp_pkt_decode_rx(const void *buf, size_t len, struct mrcp_pkt *p)
 	return mrcp_pkt_decode(buf, len, p);
 }
 
+/* ---- the SACK fast path ------------------------------------------------------- */
+
+int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struct mrcp_cc_state *cc,
+		     void *buf, size_t cap)
+{
+	uint8_t *b = buf;
+	struct mrcp_bth_wire *w = buf;
+	int rc;
+
+	if (dest_qp > MRCP_QPN_MASK)
+		return -EINVAL;
+	if (cap < SACK_LEN)
+		return -ENOBUFS;
+	rc = mrcp_seth_encode(seth, b + sizeof(*w), cap - sizeof(*w));
+	if (rc < 0)
+		return rc;
+	rc = mrcp_cc_state_encode(cc, b + sizeof(*w) + sizeof(struct mrcp_seth_wire),
+				  cap - sizeof(*w) - sizeof(struct mrcp_seth_wire));
+	if (rc < 0)
+		return rc;
+	w->opcode = MRCP_OP_SACK;
+	w->flags = 0;                             /* SE, MigReq, PadCnt, TVer 0 (D10) */
+	mrcp_put_be16(w->pkey, MRCP_PKEY_DEFAULT); /* D10 */
+	w->rsvd = 0;
+	mrcp_put_be24(w->dest_qp, dest_qp);
+	w->flags2 = 0;                            /* no TSETH on control packets */
+	mrcp_put_be24(w->psn, seth->cack_psn);    /* D11 */
+	return (int)SACK_LEN;
+}
+
 /* ---- the Write fast path ------------------------------------------------------ */
 
 #define DATA_OFF_TSETH (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire))

@@ -2487,6 +2487,48 @@ TEST(wire, pkt_decode_rx__agrees_with_pkt_decode)
 	}
 }
 
+/* ---- mrcp_sack_encode ------------------------------------------------------- */
+
+TEST(wire, sack_encode__equals_full_encode)
+{
+	static const uint32_t qpns[] = { 0, 0x42, MRCP_QPN_MASK };
+
+	for (unsigned i = 0; i < sizeof(qpns) / sizeof(qpns[0]); i++) {
+		for (unsigned v = 0; v < 2; v++) {
+			struct mrcp_pkt p;
+			uint8_t want[64], got[64];
+			int n;
+
+			ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_SACK, qpns[i], v ? seth_max.cack_psn : seth_sample.cack_psn));
+			p.seth = v ? seth_max : seth_sample;
+			p.cc = cc_sample;
+			n = mrcp_pkt_encode_hdr(&p, want, sizeof(want));
+			ASSERT_EQ(48, n);
+			memset(got, 0xA5, sizeof(got));
+			ASSERT_EQ(48, mrcp_sack_encode(qpns[i], &p.seth, &p.cc, got, sizeof(got)));
+			ASSERT_TRUE(memcmp(want, got, 48) == 0);
+			ASSERT_EQ(0xA5, got[48]);
+		}
+	}
+}
+
+TEST(wire, sack_encode__rejects_short_cap_and_bad_fields)
+{
+	struct mrcp_seth seth = seth_sample;
+	struct mrcp_cc_state cc = cc_sample;
+	uint8_t buf[64];
+
+	memset(buf, 0xA5, sizeof(buf));
+	ASSERT_EQ(-ENOBUFS, mrcp_sack_encode(1, &seth, &cc, buf, 47));
+	ASSERT_EQ(0xA5, buf[0]);
+	ASSERT_EQ(-EINVAL, mrcp_sack_encode(MRCP_QPN_MASK + 1, &seth, &cc, buf, sizeof(buf)));
+	seth.m = 3;
+	ASSERT_EQ(-EINVAL, mrcp_sack_encode(1, &seth, &cc, buf, sizeof(buf)));
+	seth = seth_sample;
+	cc.ooo_count = 0x8000;
+	ASSERT_EQ(-EINVAL, mrcp_sack_encode(1, &seth, &cc, buf, sizeof(buf)));
+}
+
 TEST(wire, data_hdr_patch__equals_full_encode)
 {
 	static const uint8_t ops[] = {MRCP_OP_WRITE_FIRST, MRCP_OP_WRITE_MIDDLE, MRCP_OP_WRITE_LAST,
