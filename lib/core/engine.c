@@ -176,15 +176,6 @@ int mrcp_mr_reg(struct mrcp_engine *e, uint64_t va, uint64_t len, void *host,
 	return -ENOSPC;
 }
 
-struct eng_mr *mrcp__mr_lookup(struct mrcp_engine *e, uint32_t key)
-{
-	uint32_t i = key >> 8;
-
-	if (i >= e->cfg.max_mrs || !e->mrs[i].used || e->mrs[i].key != key)
-		return NULL;
-	return &e->mrs[i];
-}
-
 int mrcp_mr_dereg(struct mrcp_engine *e, uint32_t lkey)
 {
 	struct eng_mr *m = mrcp__mr_lookup(e, lkey);
@@ -198,11 +189,6 @@ int mrcp_mr_dereg(struct mrcp_engine *e, uint32_t lkey)
 }
 
 /* ---- queues ------------------------------------------------------------------ */
-
-bool mrcp__cq_room(const struct mrcp_engine *e)
-{
-	return e->cq_tail - e->cq_head <= e->cq_mask;
-}
 
 bool mrcp__cq_push(struct mrcp_engine *e, const struct mrcp_wc *wc)
 {
@@ -277,32 +263,6 @@ struct mrcp_tx *mrcp__ctl_alloc(struct mrcp_engine *e)
 }
 
 /* ---- helpers ---------------------------------------------------------------- */
-
-uint16_t mrcp__ts_now(uint64_t now_ns)
-{
-	return (uint16_t)(now_ns >> TS_UNIT_SHIFT); /* D13, tsr = 0 */
-}
-
-uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts)
-{
-	return (uint64_t)(uint16_t)(mrcp__ts_now(now_ns) - ts) << TS_UNIT_SHIFT;
-}
-
-uint32_t mrcp__nominal(uint32_t mrc_len)
-{
-	/* UDP payload (MRC bytes + ICRC) + 40 B (brief §6.1) */
-	return mrc_len + MRCP_ICRC_LEN + PKT_OVERHEAD;
-}
-
-struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)
-{
-	uint32_t slot = qpn & ((1u << e->qp_slot_bits) - 1);
-	struct qp *qp = &e->qps[slot];
-
-	if (!qp->used || qp->qpn != qpn)
-		return NULL;
-	return qp;
-}
 
 struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr)
 {

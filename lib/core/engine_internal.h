@@ -295,12 +295,48 @@ struct mrcp_engine {
 	struct mrcp_engine_counters c;
 };
 
-/* engine.c */
-struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn);
-struct eng_mr *mrcp__mr_lookup(struct mrcp_engine *e, uint32_t key);
+/* engine.c; the per-packet lookups and conversions are inline here */
+static inline struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)
+{
+	struct qp *qp = &e->qps[qpn & ((1u << e->qp_slot_bits) - 1)];
+
+	if (!qp->used || qp->qpn != qpn)
+		return NULL;
+	return qp;
+}
+
+static inline struct eng_mr *mrcp__mr_lookup(struct mrcp_engine *e, uint32_t key)
+{
+	uint32_t i = key >> 8;
+
+	if (i >= e->cfg.max_mrs || !e->mrs[i].used || e->mrs[i].key != key)
+		return NULL;
+	return &e->mrs[i];
+}
+
+static inline bool mrcp__cq_room(const struct mrcp_engine *e)
+{
+	return e->cq_tail - e->cq_head <= e->cq_mask;
+}
+
+static inline uint16_t mrcp__ts_now(uint64_t now_ns)
+{
+	return (uint16_t)(now_ns >> TS_UNIT_SHIFT); /* D13, tsr = 0 */
+}
+
+static inline uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts)
+{
+	return (uint64_t)(uint16_t)(mrcp__ts_now(now_ns) - ts) << TS_UNIT_SHIFT;
+}
+
+static inline uint32_t mrcp__nominal(uint32_t mrc_len)
+{
+	/* UDP payload (MRC bytes + ICRC) + 40 B (brief §6.1) */
+	return mrc_len + MRCP_ICRC_LEN + PKT_OVERHEAD;
+}
+
 struct mrcp_tx *mrcp__ctl_alloc(struct mrcp_engine *e);
 bool mrcp__cq_push(struct mrcp_engine *e, const struct mrcp_wc *wc);
-bool mrcp__cq_room(const struct mrcp_engine *e);
 void mrcp__event_push(struct mrcp_engine *e, const struct mrcp_event *ev);
 void mrcp__qp_ready(struct mrcp_engine *e, struct qp *qp);
 void mrcp__qp_unready(struct mrcp_engine *e, struct qp *qp);
@@ -310,9 +346,6 @@ void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp);
 void mrcp__cc_wake(struct mrcp_engine *e, const struct cc_inst *cc, const struct peer *p);
 void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp);
 struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr);
-uint16_t mrcp__ts_now(uint64_t now_ns);
-uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts);
-uint32_t mrcp__nominal(uint32_t mrc_len);
 /* Debug check for tests (never on the fast path: it walks every QP and
  * scoreboard). For every QP, n_out and outstanding_bytes match its
  * send-order list and only SB_OUT entries are on it; for every QPCC, the
