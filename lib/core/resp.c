@@ -251,6 +251,7 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 	struct eng_mr *mr;
 	struct rmsg *msg;
 	uint32_t len = p->payload_len;
+	bool done = false;
 
 	qp->trig_port = rx->port;
 	/* §4.2 step 2: a trimmed header is NACKed at once, nothing placed */
@@ -331,14 +332,20 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 	 * last packet, which carries the immediate, is here) */
 	if (msg->got == msg->dma_len && msg->last_seen) {
 		msg->complete = true;
+		done = true;
 		if (msg->has_imm && ++qp->stash_imm > qp->max_wimm_local) {
 			resp_fail(e, qp, MRCP_AETH_NAK_INVALID_REQ, rx->port); /* §4.8 */
 			return;
 		}
 	}
-	/* step 5: the bitmap and cack */
-	rbit_set(qp, psn);
-	qp->ooo++;
+	/* step 5: the bitmap and cack; the next PSN in order moves cack
+	 * without a round trip through its bit */
+	if (d == 1) {
+		qp->rcv_cack = psn;
+	} else {
+		rbit_set(qp, psn);
+		qp->ooo++;
+	}
 	while (rbit_get(qp, mrcp_psn_add(qp->rcv_cack, 1))) {
 		qp->rcv_cack = mrcp_psn_add(qp->rcv_cack, 1);
 		rbit_clear(qp, qp->rcv_cack);
@@ -348,7 +355,9 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 	qp->c.rx_data_pkts++;
 	qp->last_rx_data_ns = e->now ? e->now : 1;
 	qp->c.rx_data_bytes += len;
-	if (!release(e, qp, rx->port))
+	/* Only a message completing can let release() move: one held back
+	 * for CQ room is retried by mrcp_poll_cq() when the CQ drains. */
+	if (done && !release(e, qp, rx->port))
 		return;
 	/* D28: SACK at once for CE, rtx and AckReq; else every sack_every
 	 * packets and at the end of the burst */
