@@ -122,8 +122,9 @@ struct wqe {
 	uint8_t flags;
 	uint8_t n_sge;
 	bool started;            /* first PSN assigned */
-	bool hdr_ready;          /* hdr holds the message's header template */
+	bool hdr_ready;          /* hdr and npkts are set */
 	uint8_t hdr[MRCP_DATA_HDR_MAX]; /* mrcp_data_hdr_patch() template */
+	uint32_t npkts;          /* packets in the message (hdr_ready) */
 	bool all_sent;
 	struct {
 		uint8_t *host;

@@ -117,9 +117,9 @@ static uint32_t wqe_npkts(const struct qp *qp, const struct wqe *w)
 	return w->len == 0 ? 1 : (w->len + qp->mtu - 1) / qp->mtu;
 }
 
-static uint8_t data_opcode(const struct qp *qp, const struct wqe *w, uint32_t idx)
+/* Packet @idx of the @n in @w. */
+static uint8_t data_opcode(const struct wqe *w, uint32_t n, uint32_t idx)
 {
-	uint32_t n = wqe_npkts(qp, w);
 	bool imm = w->opcode == MRCP_WR_WRITE_IMM;
 
 	if (n == 1)
@@ -163,6 +163,7 @@ static void wqe_template(const struct qp *qp, struct wqe *w)
 	p.reth.dma_len = w->len;
 	p.imm = w->imm;
 	mrcp_pkt_encode_hdr(&p, w->hdr, sizeof(w->hdr));
+	w->npkts = wqe_npkts(qp, w);
 	w->hdr_ready = true;
 }
 
@@ -171,44 +172,54 @@ static void build_data(struct mrcp_engine *e, struct qp *qp, struct wqe *w,
 		       const struct sb_entry *en, uint32_t psn, int ev, bool rtx, struct mrcp_tx *tx)
 {
 	uint32_t idx = (uint32_t)mrcp_psn_diff(psn, w->first_psn);
-	uint32_t off = en->msg_off, left = en->len, pos = 0;
+	uint32_t off = en->msg_off, left = en->len;
+	uint8_t pad = (uint8_t)((4 - (en->len & 3)) & 3);
+	const struct mrcp_ev *v = &qp->evs.evs[ev];
 
 	if (!w->hdr_ready)
 		wqe_template(qp, w);
 	memcpy(tx->hdr, w->hdr, sizeof(w->hdr));
-	tx->opcode = data_opcode(qp, w, idx);
-	tx->hdr_len = (uint16_t)mrcp_data_hdr_patch(tx->hdr, tx->opcode, (uint8_t)((4 - (en->len & 3)) & 3),
-						    idx + 1 == wqe_npkts(qp, w), /* AckReq on the last */
+	tx->opcode = data_opcode(w, w->npkts, idx);
+	tx->hdr_len = (uint16_t)mrcp_data_hdr_patch(tx->hdr, tx->opcode, pad,
+						    idx + 1 == w->npkts, /* AckReq on the last */
 						    rtx, psn, mrcp__ts_now(e->now) /* D13 */,
-						    w->remote_va + en->msg_off);
-	tx->pad = (uint8_t)((4 - (en->len & 3)) & 3);
-	tx->payload_len = en->len;
-	tx->n_seg = 0;
+						    w->remote_va + off);
+	tx->pad = pad;
+	tx->payload_len = left;
 	/* the payload as pieces of the scatter list */
-	for (unsigned i = 0; i < w->n_sge && left > 0; i++) {
-		uint32_t l = w->sge[i].len;
-		if (off >= pos + l) {
+	if (w->n_sge == 1 && left != 0) {
+		tx->seg[0].ptr = w->sge[0].host + off;
+		tx->seg[0].len = left;
+		tx->n_seg = 1;
+	} else {
+		uint32_t pos = 0;
+
+		tx->n_seg = 0;
+		for (unsigned i = 0; i < w->n_sge && left > 0; i++) {
+			uint32_t l = w->sge[i].len;
+			if (off >= pos + l) {
+				pos += l;
+				continue;
+			}
+			uint32_t from = off - pos, take = l - from;
+			if (take > left)
+				take = left;
+			tx->seg[tx->n_seg].ptr = w->sge[i].host + from;
+			tx->seg[tx->n_seg].len = take;
+			tx->n_seg++;
+			off += take;
+			left -= take;
 			pos += l;
-			continue;
 		}
-		uint32_t from = off - pos, take = l - from;
-		if (take > left)
-			take = left;
-		tx->seg[tx->n_seg].ptr = w->sge[i].host + from;
-		tx->seg[tx->n_seg].len = take;
-		tx->n_seg++;
-		off += take;
-		left -= take;
-		pos += l;
 	}
-	tx->port = qp->evs.evs[ev].port;
-	tx->ev = qp->evs.evs[ev].value;
+	tx->port = v->port;
+	tx->ev = v->value;
 	tx->dscp = data_dscp(e, qp, rtx);
 	tx->ecn = MRCP_ECN_ECT0; /* D9 */
 	tx->psn = psn;
 	tx->qpn = qp->qpn;
 	tx->rtx = rtx;
-	tx->dst = qp->peer->port_addr[tx->port - 1];
+	tx->dst = qp->peer->port_addr[v->port - 1];
 }
 
 /* Choose the EV for a packet; RC mode always uses its one EV. */
