@@ -690,19 +690,6 @@ enum mrcp_ev_state mrcp_ev_event(struct mrcp_ev_set *s, int idx, enum mrcp_ev_ev
 	return ev_apply(s, idx, (uint8_t)event, ev_cell(e, (uint8_t)event), now_ns);
 }
 
-void mrcp_ev_on_send(struct mrcp_ev_set *s, int idx, bool rtx)
-{
-	struct mrcp_ev *e;
-
-	if (!ev_valid(s, idx))
-		return;
-	e = &s->evs[idx];
-	e->c.tx_pkts++; /* every data packet, retransmissions included */
-	if (rtx)
-		e->c.rtx_pkts++;
-	e->loss_hist <<= 1; /* D30: one bit per send, the oldest falls off */
-}
-
 enum mrcp_ev_state mrcp_ev_on_loss(struct mrcp_ev_set *s, int idx, uint64_t now_ns)
 {
 	struct mrcp_ev *e;
@@ -739,7 +726,7 @@ static bool ev_skip_due(const struct mrcp_ev_set *s, const struct mrcp_ev *e, ui
 	       mrcp_time_le(e->skip_since_ns + s->cfg.base_rtt_ns, now_ns);
 }
 
-int mrcp_ev_select(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, uint32_t port_room)
+int mrcp__ev_select_walk(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, uint32_t port_room)
 {
 	uint32_t up = s->port_up_local & s->port_up_remote & port_room;
 	bool wrapped = false;

@@ -189,6 +189,9 @@ int mrcp_ev_set_init(struct mrcp_ev_set *s, const struct mrcp_ev_config *cfg,
 		     struct mrcp_prng *prng, mrcp_ev_change_fn on_change, void *ctx);
 void mrcp_ev_set_fini(struct mrcp_ev_set *s);
 
+/* The walk of mrcp_ev_select() from perm_pos, wrap and reshuffle included. */
+int mrcp__ev_select_walk(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, uint32_t port_room);
+
 /**
  * Choose the EV for the next packet (D42): walk the permutation, reshuffling
  * on wrap, skipping EVs that are not GOOD, whose port is down (local or
@@ -197,10 +200,36 @@ void mrcp_ev_set_fini(struct mrcp_ev_set *s);
  * Also expires SKIPs that are due (D43).
  * @return the EV index, or -1 if no EV is eligible.
  */
-int mrcp_ev_select(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, uint32_t port_room);
+static inline int mrcp_ev_select(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, uint32_t port_room)
+{
+	/* The common case, one step that takes a GOOD EV on an open port
+	 * inside the rotation, inline; everything else walks. */
+	if (s->perm_pos < s->n_perm) {
+		uint16_t idx = s->perm[s->perm_pos];
+		const struct mrcp_ev *e = &s->evs[idx];
+
+		if (e->state == MRCP_EV_GOOD && (int)idx != exclude &&
+		    (s->port_up_local & s->port_up_remote & port_room & (1u << (e->port - 1))) != 0) {
+			s->perm_pos++;
+			return idx;
+		}
+	}
+	return mrcp__ev_select_walk(s, now_ns, exclude, port_room);
+}
 
 /** Record a send on EV @idx (counters and the D30 loss history). */
-void mrcp_ev_on_send(struct mrcp_ev_set *s, int idx, bool rtx);
+static inline void mrcp_ev_on_send(struct mrcp_ev_set *s, int idx, bool rtx)
+{
+	struct mrcp_ev *e;
+
+	if (idx < 0 || idx >= (int)s->n_evs)
+		return;
+	e = &s->evs[idx];
+	e->c.tx_pkts++; /* every data packet, retransmissions included */
+	if (rtx)
+		e->c.rtx_pkts++;
+	e->loss_hist <<= 1; /* D30: one bit per send, the oldest falls off */
+}
 
 /**
  * Apply @event to EV @idx: the default-deny table, the ev_min_active floor

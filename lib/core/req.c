@@ -23,7 +23,7 @@ static inline bool psn_in_flight(const struct qp *qp, uint32_t psn)
 
 /* ---- the send-order list (oldest transmission first) ------------------------- */
 
-static void out_push(struct qp *qp, uint32_t psn)
+static inline void out_push(struct qp *qp, uint32_t psn)
 {
 	struct sb_entry *en = sb_at(qp, psn);
 
@@ -42,7 +42,7 @@ static void out_push(struct qp *qp, uint32_t psn)
 /* Take @psn off the send-order list. @return the nominal bytes that left
  * flight (0 if it was not on the list); the caller owes them to the CC,
  * whose inflight mirrors the SB_OUT entries of its QPs (mrcp_cc.h). */
-static uint32_t out_remove(struct qp *qp, uint32_t psn)
+static inline uint32_t out_remove(struct qp *qp, uint32_t psn)
 {
 	struct sb_entry *en = sb_at(qp, psn);
 

@@ -171,17 +171,22 @@ int mrcp_bth_encode(const struct mrcp_bth *h, void *buf, size_t cap)
 /* The fields of a BTH whose opcode and TVer were checked. */
 static void bth_fill(const struct mrcp_bth_wire *w, struct mrcp_bth *h)
 {
-	h->opcode = w->opcode;
-	h->se = (w->flags & BTH_SE) != 0;
-	h->migreq = (w->flags & BTH_MIGREQ) != 0;
-	h->pad_cnt = (uint8_t)(w->flags >> BTH_PAD_SHIFT & BTH_PAD_MASK);
+	/* three words: opcode flags pkey | rsvd dest_qp | flags2 psn */
+	const uint8_t *b = (const uint8_t *)w;
+	uint32_t w0 = mrcp_get_be32(b), w1 = mrcp_get_be32(b + 4), w2 = mrcp_get_be32(b + 8);
+	uint8_t flags = (uint8_t)(w0 >> 16), flags2 = (uint8_t)(w2 >> 24);
+
+	h->opcode = (uint8_t)(w0 >> 24);
+	h->se = (flags & BTH_SE) != 0;
+	h->migreq = (flags & BTH_MIGREQ) != 0;
+	h->pad_cnt = (uint8_t)(flags >> BTH_PAD_SHIFT & BTH_PAD_MASK);
 	h->tver = 0;
-	h->pkey = mrcp_get_be16(w->pkey); /* D10: 0xFFFF is sent; not checked here */
-	h->dest_qp = mrcp_get_be24(w->dest_qp);
-	h->ack_req = (w->flags2 & BTH_ACKREQ) != 0;
-	h->rtx = (w->flags2 & BTH_RTX) != 0;
-	h->ts = (w->flags2 & BTH_TS) != 0;
-	h->psn = mrcp_get_be24(w->psn);
+	h->pkey = (uint16_t)w0; /* D10: 0xFFFF is sent; not checked here */
+	h->dest_qp = w1 & MRCP_QPN_MASK;
+	h->ack_req = (flags2 & BTH_ACKREQ) != 0;
+	h->rtx = (flags2 & BTH_RTX) != 0;
+	h->ts = (flags2 & BTH_TS) != 0;
+	h->psn = w2 & MRCP_PSN_MASK;
 }
 
 int mrcp_bth_decode(const void *buf, size_t len, struct mrcp_bth *h)
