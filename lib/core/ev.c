@@ -936,23 +936,3 @@ void mrcp_ce_table_init(struct mrcp_ce_table *t, uint8_t always_skip_min)
 	/* 0 = default; a value above 8 can never be reached: no ALWAYS_SKIP */
 	t->always_skip_min = always_skip_min != 0 ? always_skip_min : CE_ALWAYS_SKIP_DEFAULT;
 }
-
-uint8_t mrcp_ce_table_update(struct mrcp_ce_table *t, uint32_t ev, bool ce)
-{
-	/* 256 slots: the top 8 bits of a Fibonacci hash */
-	unsigned slot = (ev * 0x9E3779B1u) >> 24;
-
-	_Static_assert(MRCP_CE_TABLE_SIZE == 256, "slot = 8-bit hash");
-	if (t->ev[slot] != ev) {
-		/* another EV took the slot: its history starts empty (a zeroed
-		 * slot and EV 0 behave the same way) */
-		t->ev[slot] = ev;
-		t->hist[slot] = 0;
-	}
-	t->hist[slot] = (uint8_t)(t->hist[slot] << 1 | (ce ? 1u : 0u));
-	if (!ce)
-		return MRCP_VERDICT_NONE;
-	if (__builtin_popcount(t->hist[slot]) >= t->always_skip_min)
-		return MRCP_VERDICT_ALWAYS_SKIP;
-	return MRCP_VERDICT_SKIP_ONCE;
-}

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mrcp_prng.h"
+#include "mrcp_wire.h" /* enum mrcp_ev_verdict */
 
 #define MRCP_MAX_PORTS 8   /* planes per node; port masks use bit i-1 (D49) */
 #define MRCP_EV_MAX 1024   /* active + backup per QP */
@@ -286,6 +287,7 @@ void mrcp_ev_rev_rechoose(struct mrcp_ev_set *s);
 /* ---- responder side (D47) -------------------------------------------------- */
 
 #define MRCP_CE_TABLE_SIZE 256
+_Static_assert(MRCP_CE_TABLE_SIZE == 256, "mrcp_ce_table_update: slot = 8-bit hash");
 struct mrcp_ce_table {
 	uint32_t ev[MRCP_CE_TABLE_SIZE];   /**< EV owning the slot */
 	uint8_t hist[MRCP_CE_TABLE_SIZE];  /**< last 8 packets: bit = CE */
@@ -294,8 +296,25 @@ struct mrcp_ce_table {
 void mrcp_ce_table_init(struct mrcp_ce_table *t, uint8_t always_skip_min);
 /** Record a packet on EV @ev with CE mark @ce; @return its SACK verdict:
  *  NONE when !ce, ALWAYS_SKIP when >= always_skip_min of the last 8 were
- *  CE, else SKIP_ONCE (D47). */
-uint8_t mrcp_ce_table_update(struct mrcp_ce_table *t, uint32_t ev, bool ce);
+ *  CE, else SKIP_ONCE (D47). Inline: it runs for every data packet. */
+static inline uint8_t mrcp_ce_table_update(struct mrcp_ce_table *t, uint32_t ev, bool ce)
+{
+	/* 256 slots: the top 8 bits of a Fibonacci hash */
+	unsigned slot = (ev * 0x9E3779B1u) >> 24;
+
+	if (t->ev[slot] != ev) {
+		/* another EV took the slot: its history starts empty (a zeroed
+		 * slot and EV 0 behave the same way) */
+		t->ev[slot] = ev;
+		t->hist[slot] = 0;
+	}
+	t->hist[slot] = (uint8_t)(t->hist[slot] << 1 | (ce ? 1u : 0u));
+	if (!ce)
+		return MRCP_VERDICT_NONE;
+	if (__builtin_popcount(t->hist[slot]) >= t->always_skip_min)
+		return MRCP_VERDICT_ALWAYS_SKIP;
+	return MRCP_VERDICT_SKIP_ONCE;
+}
 
 /** "GOOD", ... for telemetry; "INVALID" otherwise. */
 const char *mrcp_ev_state_name(uint8_t state);

@@ -84,29 +84,35 @@ enum { CAUSE_FAST = 1, CAUSE_NACK, CAUSE_RTO, CAUSE_PORT };
  * @return the nominal bytes that left flight, for the CC. */
 static uint64_t ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint64_t *newest_sent)
 {
-	uint64_t acked = 0;
-	bool moved = false;
+	uint64_t acked = 0, newest = newest_sent != NULL ? *newest_sent : 0;
+	uint32_t una = qp->snd_una;
+	/* PSNs una .. psn, and none at or past next_psn */
+	int32_t n = mrcp_psn_diff(psn, una) + 1, sent = mrcp_psn_diff(qp->next_psn, una);
+	bool mrc = qp->mode == MRCP_MODE_MRC;
 
-	while (mrcp_psn_le(qp->snd_una, psn) && mrcp_psn_lt(qp->snd_una, qp->next_psn)) {
-		struct sb_entry *en = sb_at(qp, qp->snd_una);
+	if (n > sent)
+		n = sent;
+	if (n <= 0)
+		return 0;
+	for (int32_t i = 0; i < n; i++, una = mrcp_psn_add(una, 1)) {
+		struct sb_entry *en = sb_at(qp, una);
 
 		if (!(en->flags & SB_SACKED)) {
-			if (newest_sent != NULL && mrcp_time_lt(*newest_sent, en->sent_ns))
-				*newest_sent = en->sent_ns;
-			if (en->ev >= 0 && qp->mode == MRCP_MODE_MRC)
+			if (mrcp_time_lt(newest, en->sent_ns))
+				newest = en->sent_ns;
+			if (en->ev >= 0 && mrc)
 				qp->evs.evs[en->ev].c.sacked++;
 		}
-		acked += out_remove(qp, qp->snd_una);
+		acked += out_remove(qp, una);
 		if (en->flags & SB_RTXQ)
 			qp->n_rtxq--;
 		en->flags = 0;
-		qp->snd_una = mrcp_psn_add(qp->snd_una, 1);
-		moved = true;
 	}
-	if (moved) {
-		qp->k = 0; /* D33: the retry count resets when cack advances */
-		qp->last_progress_ns = e->now;
-	}
+	qp->snd_una = una;
+	if (newest_sent != NULL)
+		*newest_sent = newest;
+	qp->k = 0; /* D33: the retry count resets when cack advances */
+	qp->last_progress_ns = e->now;
 	return acked;
 }
 
