@@ -23,6 +23,11 @@
 #define EV_PROBE_TIMEOUT_NS 2000000ull /* D57 */
 #define EV_PROBE_MIN_GAP_NS 10000ull  /* per-port EV probe rate limit (§7) */
 
+/* For a per-packet step called from two or three places (new data and
+ * retransmissions) that gcc -O2 would leave out of line: the call and its
+ * register saves cost as much as the step. */
+#define MRCP_PKT_INLINE inline __attribute__((always_inline))
+
 /* The smallest power of two >= @n (ring and table sizes, set at create). */
 static inline uint32_t mrcp__pow2_at_least(uint32_t n)
 {

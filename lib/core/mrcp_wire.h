@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mrcp_bytes.h"
+
 /* ---- constants ----------------------------------------------------------- */
 
 #define MRCP_UDP_PORT_DEFAULT 4791u  /* D1 */
@@ -469,12 +471,28 @@ int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struc
 #define MRCP_DATA_HDR_LEN                                                      	(sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) +        	 sizeof(struct mrcp_tseth_wire) + sizeof(struct mrcp_reth_wire))
 #define MRCP_DATA_HDR_MAX (MRCP_DATA_HDR_LEN + sizeof(struct mrcp_imm_wire))
 
+#define MRCP_DATA_OFF_TSETH (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire))
+#define MRCP_DATA_OFF_RETH (MRCP_DATA_OFF_TSETH + sizeof(struct mrcp_tseth_wire))
+
 /**
  * Rewrite the per-packet fields of a Write header built from a template.
  * @hdr holds MRCP_DATA_HDR_MAX bytes (or MRCP_DATA_HDR_LEN when @opcode has
- * no ImmDt). @return the header length for @opcode.
+ * no ImmDt). @return the header length for @opcode. Inline: once per data
+ * packet sent.
  */
-size_t mrcp_data_hdr_patch(uint8_t *hdr, uint8_t opcode, uint8_t pad_cnt, bool ack_req, bool rtx,
-			   uint32_t psn, uint16_t ts, uint64_t va);
+static inline size_t mrcp_data_hdr_patch(uint8_t *hdr, uint8_t opcode, uint8_t pad_cnt, bool ack_req,
+					 bool rtx, uint32_t psn, uint16_t ts, uint64_t va)
+{
+	struct mrcp_bth_wire *bth = (struct mrcp_bth_wire *)hdr;
+
+	bth->opcode = opcode;
+	bth->flags = (uint8_t)((bth->flags & 0xCF) | (pad_cnt & 3) << 4);  /* PadCnt 5:4 */
+	bth->flags2 = (uint8_t)((bth->flags2 & 0x5F) | (ack_req ? 0x80 : 0) | (rtx ? 0x20 : 0)); /* D10 */
+	mrcp_put_be24(bth->psn, psn);
+	mrcp_put_be16(hdr + MRCP_DATA_OFF_TSETH + offsetof(struct mrcp_tseth_wire, tx_timestamp), ts);
+	mrcp_put_be64(hdr + MRCP_DATA_OFF_RETH + offsetof(struct mrcp_reth_wire, va), va);
+	return (opcode == MRCP_OP_WRITE_LAST_IMM || opcode == MRCP_OP_WRITE_ONLY_IMM) ? MRCP_DATA_HDR_MAX
+										      : MRCP_DATA_HDR_LEN;
+}
 
 #endif

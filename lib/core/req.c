@@ -174,8 +174,9 @@ static void wqe_template(const struct qp *qp, struct wqe *w)
 }
 
 /* Fill @tx with PSN @psn of the message in @w (entry @en), on EV @ev. */
-static void build_data(struct mrcp_engine *e, struct qp *qp, struct wqe *w,
-		       const struct sb_entry *en, uint32_t psn, int ev, bool rtx, struct mrcp_tx *tx)
+static MRCP_PKT_INLINE void build_data(struct mrcp_engine *e, struct qp *qp, struct wqe *w,
+				      const struct sb_entry *en, uint32_t psn, int ev, bool rtx,
+				      struct mrcp_tx *tx)
 {
 	uint32_t idx = (uint32_t)mrcp_psn_diff(psn, w->first_psn);
 	uint32_t off = en->msg_off, left = en->len;
@@ -257,7 +258,7 @@ static int pick_rtx_ev(struct mrcp_engine *e, struct qp *qp, const struct sb_ent
 }
 
 /* Record a (re)transmission of @psn on @ev. */
-static void on_sent(struct mrcp_engine *e, struct qp *qp, uint32_t psn, int ev, bool rtx)
+static MRCP_PKT_INLINE void on_sent(struct mrcp_engine *e, struct qp *qp, uint32_t psn, int ev, bool rtx)
 {
 	struct sb_entry *en = sb_at(qp, psn);
 	uint8_t b_exp = 0;

@@ -945,23 +945,3 @@ int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struc
 	mrcp_put_be24(w->psn, seth->cack_psn);    /* D11 */
 	return (int)SACK_LEN;
 }
-
-/* ---- the Write fast path ------------------------------------------------------ */
-
-#define DATA_OFF_TSETH (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire))
-#define DATA_OFF_RETH (DATA_OFF_TSETH + sizeof(struct mrcp_tseth_wire))
-
-size_t mrcp_data_hdr_patch(uint8_t *hdr, uint8_t opcode, uint8_t pad_cnt, bool ack_req, bool rtx,
-			   uint32_t psn, uint16_t ts, uint64_t va)
-{
-	struct mrcp_bth_wire *bth = (struct mrcp_bth_wire *)hdr;
-
-	bth->opcode = opcode;
-	bth->flags = (uint8_t)((bth->flags & 0xCF) | (pad_cnt & 3) << 4);  /* PadCnt 5:4 */
-	bth->flags2 = (uint8_t)((bth->flags2 & 0x5F) | (ack_req ? 0x80 : 0) | (rtx ? 0x20 : 0)); /* D10 */
-	mrcp_put_be24(bth->psn, psn);
-	mrcp_put_be16(hdr + DATA_OFF_TSETH + offsetof(struct mrcp_tseth_wire, tx_timestamp), ts);
-	mrcp_put_be64(hdr + DATA_OFF_RETH + offsetof(struct mrcp_reth_wire, va), va);
-	return (opcode == MRCP_OP_WRITE_LAST_IMM || opcode == MRCP_OP_WRITE_ONLY_IMM) ? MRCP_DATA_HDR_MAX
-										      : MRCP_DATA_HDR_LEN;
-}
