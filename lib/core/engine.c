@@ -378,13 +378,46 @@ void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp)
 
 /* ---- receive ---------------------------------------------------------------- */
 
+/* An untrimmed Write: decoded straight into the responder's view, then the
+ * checks of rx_one() that apply to a Write, in the same order. */
+static void rx_write(struct mrcp_engine *e, const struct mrcp_rx *rx)
+{
+	struct mrcp_write w;
+	struct qp *qp;
+
+	if (mrcp_write_decode(rx->data, rx->len, &w) != 0) {
+		e->c.rx_bad_decode++;
+		return;
+	}
+	if (w.dest_qp == MRCP_QPN_ENDPOINT) {
+		e->c.rx_bad_opcode++;
+		return;
+	}
+	qp = mrcp__qp_lookup(e, w.dest_qp);
+	if (qp == NULL) {
+		e->c.rx_unknown_qp++; /* D60 */
+		return;
+	}
+	mrcp__burst_touch(e, qp);
+	if (qp->state != MRCP_QPS_RTR && qp->state != MRCP_QPS_RTS) {
+		e->c.rx_bad_state++;
+		return;
+	}
+	mrcp__resp_on_data(e, qp, &w, rx);
+}
+
 static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 {
 	struct mrcp_pkt p;
+	struct mrcp_write w;
 	struct qp *qp;
 	int rc;
 
 	e->c.rx_pkts++;
+	if (rx->trim == MRCP_TRIM_NONE && rx->len != 0 && mrcp_opcode_is_data(rx->data[0])) {
+		rx_write(e, rx);
+		return;
+	}
 	if (rx->trim != MRCP_TRIM_NONE)
 		rc = mrcp_pkt_decode_hdr(rx->data, rx->len, &p);
 	else
@@ -435,8 +468,9 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 	case MRCP_OP_PROBE:
 		mrcp__resp_on_probe(e, qp, &p, rx);
 		break;
-	default:
-		mrcp__resp_on_data(e, qp, &p, rx);
+	default: /* a Write (trimmed: untrimmed ones took rx_write) */
+		mrcp_write_from_pkt(&p, &w);
+		mrcp__resp_on_data(e, qp, &w, rx);
 		break;
 	}
 }

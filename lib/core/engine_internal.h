@@ -380,7 +380,7 @@ void mrcp__req_complete(struct mrcp_engine *e, struct qp *qp);
 void mrcp__req_port_down(struct mrcp_engine *e, struct qp *qp, uint8_t port);
 
 /* resp.c: the responder */
-void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx);
+void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_write *p, const struct mrcp_rx *rx);
 void mrcp__resp_on_probe(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx);
 void mrcp__resp_burst_end(struct mrcp_engine *e, struct qp *qp);
 void mrcp__resp_release(struct mrcp_engine *e, struct qp *qp);

@@ -444,6 +444,35 @@ int mrcp_pkt_decode(const void *buf, size_t len, struct mrcp_pkt *p);
 int mrcp_pkt_decode_rx(const void *buf, size_t len, struct mrcp_pkt *p);
 
 /**
+ * A Write as the responder reads it: the fields of BTH, METH, TSETH, RETH
+ * and ImmDt it uses, without the rest of struct mrcp_pkt (brief §4.2).
+ */
+struct mrcp_write {
+	uint32_t dest_qp;
+	uint32_t psn;
+	uint8_t opcode;          /* a Write opcode, 0xC6..0xCB */
+	bool ack_req, rtx;
+	bool ts;                 /* TSETH present; tx_timestamp is 0 when not */
+	uint16_t tx_timestamp;
+	uint16_t rq_msn, msn;
+	uint64_t va;
+	uint32_t rkey, dma_len;
+	uint32_t imm;            /* 0 without ImmDt */
+	const uint8_t *payload;
+	uint32_t payload_len;    /* without pad */
+};
+
+/**
+ * Decode a Write for the receive path: the checks of mrcp_pkt_decode() (it
+ * accepts exactly the Writes that function accepts) in one pass, into @w.
+ * @return 0, or -EBADMSG for a malformed packet or one that is not a Write.
+ */
+int mrcp_write_decode(const void *buf, size_t len, struct mrcp_write *w);
+
+/** The mrcp_write view of a decoded Write @p (e.g. from mrcp_pkt_decode_hdr()). */
+void mrcp_write_from_pkt(const struct mrcp_pkt *p, struct mrcp_write *w);
+
+/**
  * Decode only BTH and the extension headers, for a trimmed packet whose
  * payload was cut by a switch (brief §4.6): whatever follows the headers is
  * returned as payload, with no pad or length checks.

@@ -241,11 +241,11 @@ static bool opcode_is_last(uint8_t op)
 	       op == MRCP_OP_WRITE_ONLY || op == MRCP_OP_WRITE_ONLY_IMM;
 }
 
-void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx)
+void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_write *p, const struct mrcp_rx *rx)
 {
-	uint32_t psn = p->bth.psn;
+	uint32_t psn = p->psn;
 	int32_t d = mrcp_psn_diff(psn, qp->rcv_cack);
-	uint16_t ts = (p->hdrs & MRCP_HDR_TSETH) ? p->tseth.tx_timestamp : 0;
+	uint16_t ts = p->tx_timestamp; /* 0 without TSETH */
 	bool ce = rx->ecn == MRCP_ECN_CE;
 	uint8_t m;
 	struct eng_mr *mr;
@@ -286,41 +286,41 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 		return;
 	}
 	/* §4.2 step 4: header stack and lengths */
-	if (len > qp->mtu || len > p->reth.dma_len ||
-	    ((p->bth.opcode == MRCP_OP_WRITE_FIRST || p->bth.opcode == MRCP_OP_WRITE_MIDDLE) && len != qp->mtu) ||
-	    mrcp_msn_diff(p->meth.msn, qp->rcv_msn) < 0 ||
-	    (uint32_t)mrcp_msn_diff(p->meth.msn, qp->rcv_msn) > qp->rm_mask) {
+	if (len > qp->mtu || len > p->dma_len ||
+	    ((p->opcode == MRCP_OP_WRITE_FIRST || p->opcode == MRCP_OP_WRITE_MIDDLE) && len != qp->mtu) ||
+	    mrcp_msn_diff(p->msn, qp->rcv_msn) < 0 ||
+	    (uint32_t)mrcp_msn_diff(p->msn, qp->rcv_msn) > qp->rm_mask) {
 		resp_fail(e, qp, MRCP_AETH_NAK_INVALID_REQ, rx->port);
 		return;
 	}
 	/* R_Key, remote write access, VA..VA+len inside the region */
-	if (len != 0 || p->reth.dma_len != 0) {
-		mr = mrcp__mr_lookup(e, p->reth.rkey);
-		if (mr == NULL || !(mr->access & MRCP_ACCESS_REMOTE_WRITE) || p->reth.va < mr->va ||
-		    p->reth.va + len < p->reth.va || p->reth.va + len > mr->va + mr->len) {
+	if (len != 0 || p->dma_len != 0) {
+		mr = mrcp__mr_lookup(e, p->rkey);
+		if (mr == NULL || !(mr->access & MRCP_ACCESS_REMOTE_WRITE) || p->va < mr->va ||
+		    p->va + len < p->va || p->va + len > mr->va + mr->len) {
 			resp_fail(e, qp, MRCP_AETH_NAK_REMOTE_ACCESS, rx->port);
 			return;
 		}
 		if (len != 0 && e->cfg.place_payload)
-			memcpy(mr->host + (p->reth.va - mr->va), p->payload, len); /* step 5 */
+			memcpy(mr->host + (p->va - mr->va), p->payload, len); /* step 5 */
 	}
-	msg = &qp->rm[p->meth.msn & qp->rm_mask];
+	msg = &qp->rm[p->msn & qp->rm_mask];
 	if (!msg->used) {
 		memset(msg, 0, sizeof(*msg));
 		msg->used = true;
-		msg->msn = p->meth.msn;
-		msg->dma_len = p->reth.dma_len;
-		msg->rq_msn = p->meth.rq_msn;
-	} else if (msg->msn != p->meth.msn || msg->dma_len != p->reth.dma_len || msg->complete) {
+		msg->msn = p->msn;
+		msg->dma_len = p->dma_len;
+		msg->rq_msn = p->rq_msn;
+	} else if (msg->msn != p->msn || msg->dma_len != p->dma_len || msg->complete) {
 		resp_fail(e, qp, MRCP_AETH_NAK_INVALID_REQ, rx->port);
 		return;
 	}
 	msg->got += len;
-	if (opcode_has_imm(p->bth.opcode)) {
+	if (opcode_has_imm(p->opcode)) {
 		msg->has_imm = true;
 		msg->imm = p->imm;
 	}
-	if (opcode_is_last(p->bth.opcode)) {
+	if (opcode_is_last(p->opcode)) {
 		msg->last_seen = true;
 		msg->last_psn = psn;
 	}
@@ -362,7 +362,7 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 	/* D28: SACK at once for CE, rtx and AckReq; else every sack_every
 	 * packets and at the end of the burst */
 	qp->new_since_sack++;
-	if (ce || p->bth.rtx || p->bth.ack_req || qp->new_since_sack >= e->cfg.sack_every) {
+	if (ce || p->rtx || p->ack_req || qp->new_since_sack >= e->cfg.sack_every) {
 		send_sack(e, qp, psn, rx->ev, ts, m, rx->port, false);
 	} else {
 		qp->sack_due = true;

@@ -843,27 +843,41 @@ int mrcp_pkt_decode_hdr(const void *buf, size_t len, struct mrcp_pkt *p)
 #define SACK_LEN (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_seth_wire) + \
 		  sizeof(struct mrcp_cc_state_wire))
 
-/* A Write: the rules of pkt_decode_headers() and mrcp_pkt_decode() for the
- * one header stack METH [TSETH] RETH [ImmDt], in one pass. */
+/* A Write's framing, the rules of pkt_decode_headers() and mrcp_pkt_decode()
+ * for the one header stack METH [TSETH] RETH [ImmDt]: on success the header
+ * length in *@off and the payload length (pad excluded) in *@plen. */
+static int write_framing(const struct mrcp_bth_wire *w, size_t len, size_t *off, uint32_t *plen)
+{
+	uint8_t pad = (uint8_t)(w->flags >> BTH_PAD_SHIFT & BTH_PAD_MASK);
+	size_t n = DATA_BASE_LEN, rest;
+
+	if ((w->flags & BTH_TVER_MASK) != 0)
+		return -EBADMSG;
+	if (w->flags2 & BTH_TS)
+		n += sizeof(struct mrcp_tseth_wire);
+	if (op_hdrs[w->opcode - OP_LO] & MRCP_HDR_IMM)
+		n += sizeof(struct mrcp_imm_wire);
+	if (len < n)
+		return -EBADMSG;
+	rest = len - n;
+	if (rest % 4 != 0 || rest < pad || rest - pad > MRCP_PAYLOAD_MAX) /* as mrcp_pkt_decode() */
+		return -EBADMSG;
+	*off = n;
+	*plen = (uint32_t)(rest - pad);
+	return 0;
+}
+
+/* A Write into the generic form. */
 static int decode_write(const uint8_t *b, size_t len, struct mrcp_pkt *p)
 {
 	const struct mrcp_bth_wire *w = (const struct mrcp_bth_wire *)b;
 	bool ts = (w->flags2 & BTH_TS) != 0;
 	uint32_t hdrs = op_hdrs[w->opcode - OP_LO];
-	uint8_t pad = (uint8_t)(w->flags >> BTH_PAD_SHIFT & BTH_PAD_MASK);
-	size_t off = DATA_BASE_LEN, rest;
 	const uint8_t *h = b + sizeof(*w) + sizeof(struct mrcp_meth_wire);
+	size_t off;
+	uint32_t plen;
 
-	if ((w->flags & BTH_TVER_MASK) != 0)
-		return -EBADMSG;
-	if (ts)
-		off += sizeof(struct mrcp_tseth_wire);
-	if (hdrs & MRCP_HDR_IMM)
-		off += sizeof(struct mrcp_imm_wire);
-	if (len < off)
-		return -EBADMSG;
-	rest = len - off;
-	if (rest % 4 != 0 || rest < pad || rest - pad > MRCP_PAYLOAD_MAX) /* as mrcp_pkt_decode() */
+	if (write_framing(w, len, &off, &plen) != 0)
 		return -EBADMSG;
 	bth_fill(w, &p->bth);
 	p->hdrs = hdrs | (ts ? MRCP_HDR_TSETH : 0);
@@ -882,8 +896,60 @@ static int decode_write(const uint8_t *b, size_t len, struct mrcp_pkt *p)
 	h += sizeof(struct mrcp_reth_wire);
 	p->imm = (hdrs & MRCP_HDR_IMM) ? mrcp_get_be32(h) : 0;
 	p->payload = b + off;
-	p->payload_len = (uint32_t)(rest - pad);
+	p->payload_len = plen;
 	return 0;
+}
+
+int mrcp_write_decode(const void *buf, size_t len, struct mrcp_write *v)
+{
+	const uint8_t *b = buf, *h;
+	const struct mrcp_bth_wire *w = buf;
+	size_t off;
+	uint32_t plen, w2;
+
+	if (len < sizeof(*w) || !mrcp_opcode_is_data(w->opcode) || write_framing(w, len, &off, &plen) != 0)
+		return -EBADMSG;
+	w2 = mrcp_get_be32(b + 8); /* flags2 | PSN */
+	v->dest_qp = mrcp_get_be32(b + 4) & MRCP_QPN_MASK;
+	v->psn = w2 & MRCP_PSN_MASK;
+	v->opcode = w->opcode;
+	v->ack_req = (w2 >> 24 & BTH_ACKREQ) != 0;
+	v->rtx = (w2 >> 24 & BTH_RTX) != 0;
+	v->ts = (w2 >> 24 & BTH_TS) != 0;
+	v->rq_msn = mrcp_get_be16(b + sizeof(*w));
+	v->msn = mrcp_get_be16(b + sizeof(*w) + 2);
+	h = b + sizeof(*w) + sizeof(struct mrcp_meth_wire);
+	v->tx_timestamp = 0;
+	if (v->ts) {
+		v->tx_timestamp = mrcp_get_be16(h);
+		h += sizeof(struct mrcp_tseth_wire);
+	}
+	v->va = mrcp_get_be64(h);
+	v->rkey = mrcp_get_be32(h + 8);
+	v->dma_len = mrcp_get_be32(h + 12);
+	v->imm = (op_hdrs[w->opcode - OP_LO] & MRCP_HDR_IMM) ? mrcp_get_be32(h + 16) : 0;
+	v->payload = b + off;
+	v->payload_len = plen;
+	return 0;
+}
+
+void mrcp_write_from_pkt(const struct mrcp_pkt *p, struct mrcp_write *v)
+{
+	v->dest_qp = p->bth.dest_qp;
+	v->psn = p->bth.psn;
+	v->opcode = p->bth.opcode;
+	v->ack_req = p->bth.ack_req;
+	v->rtx = p->bth.rtx;
+	v->ts = (p->hdrs & MRCP_HDR_TSETH) != 0;
+	v->tx_timestamp = v->ts ? p->tseth.tx_timestamp : 0;
+	v->rq_msn = p->meth.rq_msn;
+	v->msn = p->meth.msn;
+	v->va = p->reth.va;
+	v->rkey = p->reth.rkey;
+	v->dma_len = p->reth.dma_len;
+	v->imm = (p->hdrs & MRCP_HDR_IMM) ? p->imm : 0;
+	v->payload = p->payload;
+	v->payload_len = p->payload_len;
 }
 
 int mrcp_pkt_decode_rx(const void *buf, size_t len, struct mrcp_pkt *p)

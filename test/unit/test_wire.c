@@ -2428,7 +2428,42 @@ TEST(wire, pkt_decode_hdr__keeps_trailing_bytes_of_control_packets)
 }
 
 /* The Write fast path must produce exactly what the full encoder does. */
-/* ---- mrcp_pkt_decode_rx ------------------------------------------------------- */
+/* ---- mrcp_pkt_decode_rx, mrcp_write_decode, mrcp_write_from_pkt --------------- */
+
+/* The mrcp_write view agrees with the generic decode @p of the same bytes. */
+static void check_write_view(const char *name, const struct mrcp_pkt *p, const struct mrcp_write *w)
+{
+	bool ts = (p->hdrs & MRCP_HDR_TSETH) != 0;
+
+	if (w->dest_qp != p->bth.dest_qp || w->psn != p->bth.psn || w->opcode != p->bth.opcode ||
+	    w->ack_req != p->bth.ack_req || w->rtx != p->bth.rtx || w->ts != ts ||
+	    w->tx_timestamp != (ts ? p->tseth.tx_timestamp : 0) || w->rq_msn != p->meth.rq_msn ||
+	    w->msn != p->meth.msn || w->va != p->reth.va || w->rkey != p->reth.rkey ||
+	    w->dma_len != p->reth.dma_len || w->imm != ((p->hdrs & MRCP_HDR_IMM) ? p->imm : 0) ||
+	    w->payload != p->payload || w->payload_len != p->payload_len)
+		mrcp_test_fail(__FILE__, __LINE__, "%s: the write view differs", name);
+}
+
+/* mrcp_write_decode on @buf[0..len) accepts exactly the Writes mrcp_pkt_decode
+ * accepted (@rc, @p), to the same fields; mrcp_write_from_pkt agrees too. */
+static void check_write_agrees(const char *name, const uint8_t *buf, size_t len, int rc,
+			       const struct mrcp_pkt *p)
+{
+	bool write = rc == 0 && mrcp_opcode_is_data(p->bth.opcode);
+	struct mrcp_write w;
+	int rc_w;
+
+	memset(&w, 0x5A, sizeof(w));
+	rc_w = mrcp_write_decode(buf, len, &w);
+	if (rc_w != (write ? 0 : -EBADMSG))
+		mrcp_test_fail(__FILE__, __LINE__, "%s, %zu B: decode %d, write_decode %d", name, len, rc, rc_w);
+	if (!write)
+		return;
+	check_write_view(name, p, &w);
+	memset(&w, 0x5A, sizeof(w));
+	mrcp_write_from_pkt(p, &w);
+	check_write_view(name, p, &w);
+}
 
 /* decode_rx and decode on @buf[0..len) (exact-size copies): the same return
  * value, and on success the same fields and payload. */
@@ -2456,10 +2491,11 @@ static void check_rx_agrees(const char *name, const uint8_t *buf, size_t len)
 		ASSERT_EQ(p.reth.dma_len, q.reth.dma_len);
 		ASSERT_EQ(p.imm, q.imm);
 	}
+	check_write_agrees(name, copy, len, rc, &p);
 	free(copy);
 }
 
-TEST(wire, pkt_decode_rx__agrees_with_pkt_decode)
+TEST(wire, pkt_decode_rx_and_write_decode__agree_with_pkt_decode)
 {
 	for (size_t i = 0; i < N_KINDS; i++) {
 		static uint8_t buf[PKT_BUF];
