@@ -493,8 +493,8 @@ int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struc
 
 /* ---- the Write fast path ----------------------------------------------------
  * A message's packets differ only in opcode, PadCnt, AckReq, rtx, PSN, the
- * TSETH timestamp and the RETH VA. The requester encodes one template per
- * message with mrcp_pkt_encode_hdr() (a Write with ts = 1, and ImmDt when
+ * TSETH timestamp and the RETH VA. The requester writes one template per
+ * message with mrcp_data_hdr_template() (a Write with ts = 1, and ImmDt when
  * the message has one) and patches a copy per packet.
  */
 #define MRCP_DATA_HDR_LEN                                                      	(sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) +        	 sizeof(struct mrcp_tseth_wire) + sizeof(struct mrcp_reth_wire))
@@ -502,6 +502,16 @@ int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struc
 
 #define MRCP_DATA_OFF_TSETH (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire))
 #define MRCP_DATA_OFF_RETH (MRCP_DATA_OFF_TSETH + sizeof(struct mrcp_tseth_wire))
+
+/**
+ * Write a message's template: the bytes mrcp_pkt_init() of a WRITE_ONLY
+ * (WRITE_ONLY_IMM when @has_imm) to @dest_qp with PSN 0, filled with the
+ * METH, RETH (VA 0) and ImmDt fields given, and mrcp_pkt_encode_hdr() would
+ * write. @hdr holds MRCP_DATA_HDR_MAX bytes; @dest_qp is 24 bits.
+ * @return the header length.
+ */
+size_t mrcp_data_hdr_template(uint8_t *hdr, uint32_t dest_qp, uint16_t msn, uint16_t rq_msn,
+			      uint32_t rkey, uint32_t dma_len, bool has_imm, uint32_t imm);
 
 /**
  * Rewrite the per-packet fields of a Write header built from a template.

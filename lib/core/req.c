@@ -155,20 +155,13 @@ static uint8_t data_dscp(const struct mrcp_engine *e, const struct qp *qp, bool 
 	return e->cfg.dscp.dscp[rtx ? MRCP_DSCP_CLASS_TRIMMABLE_RETX : MRCP_DSCP_CLASS_TRIMMABLE]; /* D31 */
 }
 
-/* Encode @w's header template once (mrcp_data_hdr_patch() fills in the
+/* Write @w's header template once (mrcp_data_hdr_patch() fills in the
  * per-packet fields). */
 static void wqe_template(const struct qp *qp, struct wqe *w)
 {
-	struct mrcp_pkt p;
-
-	mrcp_pkt_init(&p, w->opcode == MRCP_WR_WRITE_IMM ? MRCP_OP_WRITE_ONLY_IMM : MRCP_OP_WRITE_ONLY,
-		      qp->dqpn, 0);
-	p.meth.msn = w->msn;
-	p.meth.rq_msn = w->rq_msn;
-	p.reth.rkey = w->rkey;     /* RETH in every packet */
-	p.reth.dma_len = w->len;
-	p.imm = w->imm;
-	mrcp_pkt_encode_hdr(&p, w->hdr, sizeof(w->hdr));
+	/* RETH in every packet */
+	mrcp_data_hdr_template(w->hdr, qp->dqpn, w->msn, w->rq_msn, w->rkey, w->len,
+			       w->opcode == MRCP_WR_WRITE_IMM, w->imm);
 	w->npkts = wqe_npkts(qp, w);
 	w->hdr_ready = true;
 }

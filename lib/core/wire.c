@@ -846,7 +846,7 @@ int mrcp_pkt_decode_hdr(const void *buf, size_t len, struct mrcp_pkt *p)
 /* A Write's framing, the rules of pkt_decode_headers() and mrcp_pkt_decode()
  * for the one header stack METH [TSETH] RETH [ImmDt]: on success the header
  * length in *@off and the payload length (pad excluded) in *@plen. */
-static int write_framing(const struct mrcp_bth_wire *w, size_t len, size_t *off, uint32_t *plen)
+static inline int write_framing(const struct mrcp_bth_wire *w, size_t len, size_t *off, uint32_t *plen)
 {
 	uint8_t pad = (uint8_t)(w->flags >> BTH_PAD_SHIFT & BTH_PAD_MASK);
 	size_t n = DATA_BASE_LEN, rest;
@@ -1010,4 +1010,33 @@ int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struc
 	w->flags2 = 0;                            /* no TSETH on control packets */
 	mrcp_put_be24(w->psn, seth->cack_psn);    /* D11 */
 	return (int)SACK_LEN;
+}
+
+/* ---- the Write template ------------------------------------------------------- */
+
+size_t mrcp_data_hdr_template(uint8_t *hdr, uint32_t dest_qp, uint16_t msn, uint16_t rq_msn,
+			      uint32_t rkey, uint32_t dma_len, bool has_imm, uint32_t imm)
+{
+	struct mrcp_bth_wire *w = (struct mrcp_bth_wire *)hdr;
+	uint8_t *h = hdr + MRCP_DATA_OFF_TSETH;
+
+	w->opcode = has_imm ? MRCP_OP_WRITE_ONLY_IMM : MRCP_OP_WRITE_ONLY;
+	w->flags = 0;                             /* SE, MigReq, PadCnt, TVer 0 (D10) */
+	mrcp_put_be16(w->pkey, MRCP_PKEY_DEFAULT); /* D10 */
+	w->rsvd = 0;
+	mrcp_put_be24(w->dest_qp, dest_qp);
+	w->flags2 = BTH_TS;                       /* D13: TSETH always */
+	mrcp_put_be24(w->psn, 0);
+	mrcp_put_be16(hdr + sizeof(*w), rq_msn);  /* METH (D12) */
+	mrcp_put_be16(hdr + sizeof(*w) + 2, msn);
+	mrcp_put_be16(h, 0);                      /* TSETH: timestamp, tsr 0, ftype */
+	tsr_ftype_put(h + 2, h + 3, false, MRCP_TSETH_FTYPE);
+	h = hdr + MRCP_DATA_OFF_RETH;
+	mrcp_put_be64(h, 0);                      /* RETH */
+	mrcp_put_be32(h + 8, rkey);
+	mrcp_put_be32(h + 12, dma_len);
+	if (!has_imm)
+		return MRCP_DATA_HDR_LEN;
+	mrcp_put_be32(h + sizeof(struct mrcp_reth_wire), imm);
+	return MRCP_DATA_HDR_MAX;
 }

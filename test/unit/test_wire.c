@@ -2565,6 +2565,32 @@ TEST(wire, sack_encode__rejects_short_cap_and_bad_fields)
 	ASSERT_EQ(-EINVAL, mrcp_sack_encode(1, &seth, &cc, buf, sizeof(buf)));
 }
 
+TEST(wire, data_hdr_template__equals_full_encode)
+{
+	static const uint32_t qpns[] = { 0, 0x123456, MRCP_QPN_MASK };
+
+	for (int imm = 0; imm < 2; imm++) {
+		for (unsigned i = 0; i < sizeof(qpns) / sizeof(qpns[0]); i++) {
+			struct mrcp_pkt t;
+			uint8_t want[MRCP_DATA_HDR_MAX], got[MRCP_DATA_HDR_MAX + 1];
+			int n;
+
+			ASSERT_EQ(0, mrcp_pkt_init(&t, imm ? MRCP_OP_WRITE_ONLY_IMM : MRCP_OP_WRITE_ONLY, qpns[i], 0));
+			t.meth.msn = (uint16_t)(0xFEDC + i);
+			t.meth.rq_msn = (uint16_t)(0x0102 + i);
+			t.reth.rkey = 0xDEADBEEF - i;
+			t.reth.dma_len = 100000 + i;
+			t.imm = 0xCAFEF00D;
+			n = mrcp_pkt_encode_hdr(&t, want, sizeof(want));
+			memset(got, 0xA5, sizeof(got));
+			ASSERT_EQ((size_t)n, mrcp_data_hdr_template(got, qpns[i], t.meth.msn, t.meth.rq_msn, t.reth.rkey,
+								    t.reth.dma_len, imm, t.imm));
+			ASSERT_MEMEQ(want, got, (size_t)n);
+			ASSERT_EQ(0xA5, got[n]);
+		}
+	}
+}
+
 TEST(wire, data_hdr_patch__equals_full_encode)
 {
 	static const uint8_t ops[] = {MRCP_OP_WRITE_FIRST, MRCP_OP_WRITE_MIDDLE, MRCP_OP_WRITE_LAST,
