@@ -503,6 +503,14 @@ void mrcp_rx_burst(struct mrcp_engine *e, const struct mrcp_rx *pkts, unsigned n
 
 /* ---- transmit ---------------------------------------------------------------- */
 
+/* A control packet has no payload (n_seg is 0): copy all but the segment
+ * list, half of struct mrcp_tx. */
+static inline void ctl_copy(struct mrcp_tx *d, const struct mrcp_tx *s)
+{
+	memcpy(d, s, offsetof(struct mrcp_tx, seg));
+	memcpy(&d->payload_len, &s->payload_len, sizeof(*d) - offsetof(struct mrcp_tx, payload_len));
+}
+
 unsigned mrcp_poll(struct mrcp_engine *e, uint64_t now_ns, struct mrcp_tx *out, unsigned max)
 {
 	unsigned n = 0;
@@ -511,7 +519,7 @@ unsigned mrcp_poll(struct mrcp_engine *e, uint64_t now_ns, struct mrcp_tx *out, 
 	e->now = now_ns;
 	mrcp_timer_wheel_advance(&e->wheel, now_ns, engine_fire, e);
 	while (n < max && e->ctl_head != e->ctl_tail)
-		out[n++] = e->ctl[e->ctl_head++ & e->ctl_mask];
+		ctl_copy(&out[n++], &e->ctl[e->ctl_head++ & e->ctl_mask]);
 	/* one turn per ready QP per round; a QP with nothing it can send now
 	 * leaves the list and is put back by a SACK, a timer or a post */
 	turns = 0;
