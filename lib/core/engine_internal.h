@@ -112,7 +112,9 @@ struct sb_entry {
 	uint8_t b_exp;           /* b = 2^b_exp */
 	uint8_t tx_count;
 	uint8_t rtx_cause;       /* which counter the next retransmit bumps */
+	uint8_t spare[13];       /* to 64 B: indexing by PSN is then a shift */
 };
+static_assert(sizeof(struct sb_entry) == 64, "sb_entry: a power of two");
 
 struct wqe {
 	uint64_t wr_id;
