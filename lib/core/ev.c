@@ -886,20 +886,6 @@ uint64_t mrcp_ev_next_deadline(const struct mrcp_ev_set *s)
 
 /* ---- reverse EVs (D48) ------------------------------------------------------ */
 
-int mrcp_ev_rev_get(const struct mrcp_ev_set *s, uint8_t port)
-{
-	uint16_t idx;
-
-	if (port < 1 || port > s->cfg.n_ports)
-		return -1;
-	idx = s->rev_ev[port - 1];
-	if (idx == MRCP_EV_IDX_NONE || idx >= s->n_evs)
-		return -1;
-	if ((s->port_up_local & s->port_up_remote & ev_port_bit(port)) == 0)
-		return -1;
-	return ev_usable_state(s->evs[idx].state) ? idx : -1;
-}
-
 void mrcp_ev_rev_learn(struct mrcp_ev_set *s, int idx)
 {
 	struct mrcp_ev *e;

@@ -276,7 +276,22 @@ void mrcp_ev_probe_answer(struct mrcp_ev_set *s, int idx, uint8_t m, uint64_t no
 uint64_t mrcp_ev_next_deadline(const struct mrcp_ev_set *s);
 
 /** D48: reverse EV index for plane @port (1-based), -1 if none usable. */
-int mrcp_ev_rev_get(const struct mrcp_ev_set *s, uint8_t port);
+static inline int mrcp_ev_rev_get(const struct mrcp_ev_set *s, uint8_t port)
+{
+	uint16_t idx;
+	uint8_t state;
+
+	if (port < 1 || port > s->cfg.n_ports)
+		return -1;
+	idx = s->rev_ev[port - 1];
+	if (idx == MRCP_EV_IDX_NONE || idx >= s->n_evs)
+		return -1;
+	if ((s->port_up_local & s->port_up_remote & (1u << (port - 1))) == 0)
+		return -1;
+	state = s->evs[idx].state;
+	return state == MRCP_EV_GOOD || state == MRCP_EV_SKIP ? idx : -1; /* usable */
+}
+
 /** D48: a data packet we sent on EV @idx was SACKed: counts it in the EV's
  *  sacked counter and, if the EV is GOOD or SKIP, makes it its plane's
  *  reverse EV. */

@@ -867,8 +867,9 @@ static inline int write_framing(const struct mrcp_bth_wire *w, size_t len, size_
 	return 0;
 }
 
-/* A Write into the generic form. */
-static int decode_write(const uint8_t *b, size_t len, struct mrcp_pkt *p)
+/* A Write into the generic form (out of line: the engine's Writes take
+ * mrcp_write_decode(), and the SACK path below stays lean). */
+static __attribute__((noinline)) int decode_write(const uint8_t *b, size_t len, struct mrcp_pkt *p)
 {
 	const struct mrcp_bth_wire *w = (const struct mrcp_bth_wire *)b;
 	bool ts = (w->flags2 & BTH_TS) != 0;
