@@ -178,15 +178,6 @@ int mrcp_mr_reg(struct mrcp_engine *e, uint64_t va, uint64_t len, void *host,
 	return -ENOSPC;
 }
 
-struct eng_mr *mrcp__mr_lookup(struct mrcp_engine *e, uint32_t key)
-{
-	uint32_t i = key >> 8;
-
-	if (i >= e->cfg.max_mrs || !e->mrs[i].used || e->mrs[i].key != key)
-		return NULL;
-	return &e->mrs[i];
-}
-
 int mrcp_mr_dereg(struct mrcp_engine *e, uint32_t lkey)
 {
 	struct eng_mr *m = mrcp__mr_lookup(e, lkey);
@@ -200,11 +191,6 @@ int mrcp_mr_dereg(struct mrcp_engine *e, uint32_t lkey)
 }
 
 /* ---- queues ------------------------------------------------------------------ */
-
-bool mrcp__cq_room(const struct mrcp_engine *e)
-{
-	return e->cq_tail - e->cq_head <= e->cq_mask;
-}
 
 bool mrcp__cq_push(struct mrcp_engine *e, const struct mrcp_wc *wc)
 {
@@ -279,32 +265,6 @@ struct mrcp_tx *mrcp__ctl_alloc(struct mrcp_engine *e)
 }
 
 /* ---- helpers ---------------------------------------------------------------- */
-
-uint16_t mrcp__ts_now(uint64_t now_ns)
-{
-	return (uint16_t)(now_ns >> TS_UNIT_SHIFT); /* D13, tsr = 0 */
-}
-
-uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts)
-{
-	return (uint64_t)(uint16_t)(mrcp__ts_now(now_ns) - ts) << TS_UNIT_SHIFT;
-}
-
-uint32_t mrcp__nominal(uint32_t mrc_len)
-{
-	/* UDP payload (MRC bytes + ICRC) + 40 B (brief §6.1) */
-	return mrc_len + MRCP_ICRC_LEN + PKT_OVERHEAD;
-}
-
-struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)
-{
-	uint32_t slot = qpn & ((1u << e->qp_slot_bits) - 1);
-	struct qp *qp = &e->qps[slot];
-
-	if (!qp->used || qp->qpn != qpn)
-		return NULL;
-	return qp;
-}
 
 struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr)
 {
@@ -420,17 +380,50 @@ void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp)
 
 /* ---- receive ---------------------------------------------------------------- */
 
+/* An untrimmed Write: decoded straight into the responder's view, then the
+ * checks of rx_one() that apply to a Write, in the same order. */
+static void rx_write(struct mrcp_engine *e, const struct mrcp_rx *rx)
+{
+	struct mrcp_write w;
+	struct qp *qp;
+
+	if (mrcp_write_decode(rx->data, rx->len, &w) != 0) {
+		e->c.rx_bad_decode++;
+		return;
+	}
+	if (w.dest_qp == MRCP_QPN_ENDPOINT) {
+		e->c.rx_bad_opcode++;
+		return;
+	}
+	qp = mrcp__qp_lookup(e, w.dest_qp);
+	if (qp == NULL) {
+		e->c.rx_unknown_qp++; /* D60 */
+		return;
+	}
+	mrcp__burst_touch(e, qp);
+	if (qp->state != MRCP_QPS_RTR && qp->state != MRCP_QPS_RTS) {
+		e->c.rx_bad_state++;
+		return;
+	}
+	mrcp__resp_on_data(e, qp, &w, rx);
+}
+
 static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 {
 	struct mrcp_pkt p;
+	struct mrcp_write w;
 	struct qp *qp;
 	int rc;
 
 	e->c.rx_pkts++;
+	if (rx->trim == MRCP_TRIM_NONE && rx->len != 0 && mrcp_opcode_is_data(rx->data[0])) {
+		rx_write(e, rx);
+		return;
+	}
 	if (rx->trim != MRCP_TRIM_NONE)
 		rc = mrcp_pkt_decode_hdr(rx->data, rx->len, &p);
 	else
-		rc = mrcp_pkt_decode(rx->data, rx->len, &p);
+		rc = mrcp_pkt_decode_rx(rx->data, rx->len, &p);
 	if (rc != 0) {
 		e->c.rx_bad_decode++;
 		return;
@@ -477,8 +470,9 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 	case MRCP_OP_PROBE:
 		mrcp__resp_on_probe(e, qp, &p, rx);
 		break;
-	default:
-		mrcp__resp_on_data(e, qp, &p, rx);
+	default: /* a Write (trimmed: untrimmed ones took rx_write) */
+		mrcp_write_from_pkt(&p, &w);
+		mrcp__resp_on_data(e, qp, &w, rx);
 		break;
 	}
 }
@@ -511,6 +505,14 @@ void mrcp_rx_burst(struct mrcp_engine *e, const struct mrcp_rx *pkts, unsigned n
 
 /* ---- transmit ---------------------------------------------------------------- */
 
+/* A control packet has no payload (n_seg is 0): copy all but the segment
+ * list, half of struct mrcp_tx. */
+static inline void ctl_copy(struct mrcp_tx *d, const struct mrcp_tx *s)
+{
+	memcpy(d, s, offsetof(struct mrcp_tx, seg));
+	memcpy(&d->payload_len, &s->payload_len, sizeof(*d) - offsetof(struct mrcp_tx, payload_len));
+}
+
 unsigned mrcp_poll(struct mrcp_engine *e, uint64_t now_ns, struct mrcp_tx *out, unsigned max)
 {
 	unsigned n = 0;
@@ -519,7 +521,7 @@ unsigned mrcp_poll(struct mrcp_engine *e, uint64_t now_ns, struct mrcp_tx *out, 
 	e->now = now_ns;
 	mrcp_timer_wheel_advance(&e->wheel, now_ns, engine_fire, e);
 	while (n < max && e->ctl_head != e->ctl_tail)
-		out[n++] = e->ctl[e->ctl_head++ & e->ctl_mask];
+		ctl_copy(&out[n++], &e->ctl[e->ctl_head++ & e->ctl_mask]);
 	/* one turn per ready QP per round; a QP with nothing it can send now
 	 * leaves the list and is put back by a SACK, a timer or a post */
 	turns = 0;

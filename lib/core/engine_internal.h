@@ -23,6 +23,11 @@
 #define EV_PROBE_TIMEOUT_NS 2000000ull /* D57 */
 #define EV_PROBE_MIN_GAP_NS 10000ull  /* per-port EV probe rate limit (§7) */
 
+/* For a per-packet step called from two or three places (new data and
+ * retransmissions) that gcc -O2 would leave out of line: the call and its
+ * register saves cost as much as the step. */
+#define MRCP_PKT_INLINE inline __attribute__((always_inline))
+
 /* The smallest power of two >= @n (ring and table sizes, set at create). */
 static inline uint32_t mrcp__pow2_at_least(uint32_t n)
 {
@@ -107,7 +112,9 @@ struct sb_entry {
 	uint8_t b_exp;           /* b = 2^b_exp */
 	uint8_t tx_count;
 	uint8_t rtx_cause;       /* which counter the next retransmit bumps */
+	uint8_t spare[13];       /* to 64 B: indexing by PSN is then a shift */
 };
+static_assert(sizeof(struct sb_entry) == 64, "sb_entry: a power of two");
 
 struct wqe {
 	uint64_t wr_id;
@@ -122,8 +129,9 @@ struct wqe {
 	uint8_t flags;
 	uint8_t n_sge;
 	bool started;            /* first PSN assigned */
-	bool hdr_ready;          /* hdr holds the message's header template */
+	bool hdr_ready;          /* hdr and npkts are set */
 	uint8_t hdr[MRCP_DATA_HDR_MAX]; /* mrcp_data_hdr_patch() template */
+	uint32_t npkts;          /* packets in the message (hdr_ready) */
 	bool all_sent;
 	struct {
 		uint8_t *host;
@@ -295,12 +303,48 @@ struct mrcp_engine {
 	struct mrcp_engine_counters c;
 };
 
-/* engine.c */
-struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn);
-struct eng_mr *mrcp__mr_lookup(struct mrcp_engine *e, uint32_t key);
+/* engine.c; the per-packet lookups and conversions are inline here */
+static inline struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)
+{
+	struct qp *qp = &e->qps[qpn & ((1u << e->qp_slot_bits) - 1)];
+
+	if (!qp->used || qp->qpn != qpn)
+		return NULL;
+	return qp;
+}
+
+static inline struct eng_mr *mrcp__mr_lookup(struct mrcp_engine *e, uint32_t key)
+{
+	uint32_t i = key >> 8;
+
+	if (i >= e->cfg.max_mrs || !e->mrs[i].used || e->mrs[i].key != key)
+		return NULL;
+	return &e->mrs[i];
+}
+
+static inline bool mrcp__cq_room(const struct mrcp_engine *e)
+{
+	return e->cq_tail - e->cq_head <= e->cq_mask;
+}
+
+static inline uint16_t mrcp__ts_now(uint64_t now_ns)
+{
+	return (uint16_t)(now_ns >> TS_UNIT_SHIFT); /* D13, tsr = 0 */
+}
+
+static inline uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts)
+{
+	return (uint64_t)(uint16_t)(mrcp__ts_now(now_ns) - ts) << TS_UNIT_SHIFT;
+}
+
+static inline uint32_t mrcp__nominal(uint32_t mrc_len)
+{
+	/* UDP payload (MRC bytes + ICRC) + 40 B (brief §6.1) */
+	return mrc_len + MRCP_ICRC_LEN + PKT_OVERHEAD;
+}
+
 struct mrcp_tx *mrcp__ctl_alloc(struct mrcp_engine *e);
 bool mrcp__cq_push(struct mrcp_engine *e, const struct mrcp_wc *wc);
-bool mrcp__cq_room(const struct mrcp_engine *e);
 void mrcp__event_push(struct mrcp_engine *e, const struct mrcp_event *ev);
 void mrcp__qp_ready(struct mrcp_engine *e, struct qp *qp);
 void mrcp__qp_unready(struct mrcp_engine *e, struct qp *qp);
@@ -310,9 +354,6 @@ void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp);
 void mrcp__cc_wake(struct mrcp_engine *e, const struct cc_inst *cc, const struct peer *p);
 void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp);
 struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr);
-uint16_t mrcp__ts_now(uint64_t now_ns);
-uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts);
-uint32_t mrcp__nominal(uint32_t mrc_len);
 /* Debug check for tests (never on the fast path: it walks every QP and
  * scoreboard). For every QP, n_out and outstanding_bytes match its
  * send-order list and only SB_OUT entries are on it; for every QPCC, the
@@ -341,7 +382,7 @@ void mrcp__req_complete(struct mrcp_engine *e, struct qp *qp);
 void mrcp__req_port_down(struct mrcp_engine *e, struct qp *qp, uint8_t port);
 
 /* resp.c: the responder */
-void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx);
+void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_write *p, const struct mrcp_rx *rx);
 void mrcp__resp_on_probe(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx);
 void mrcp__resp_burst_end(struct mrcp_engine *e, struct qp *qp);
 void mrcp__resp_release(struct mrcp_engine *e, struct qp *qp);

@@ -690,19 +690,6 @@ enum mrcp_ev_state mrcp_ev_event(struct mrcp_ev_set *s, int idx, enum mrcp_ev_ev
 	return ev_apply(s, idx, (uint8_t)event, ev_cell(e, (uint8_t)event), now_ns);
 }
 
-void mrcp_ev_on_send(struct mrcp_ev_set *s, int idx, bool rtx)
-{
-	struct mrcp_ev *e;
-
-	if (!ev_valid(s, idx))
-		return;
-	e = &s->evs[idx];
-	e->c.tx_pkts++; /* every data packet, retransmissions included */
-	if (rtx)
-		e->c.rtx_pkts++;
-	e->loss_hist <<= 1; /* D30: one bit per send, the oldest falls off */
-}
-
 enum mrcp_ev_state mrcp_ev_on_loss(struct mrcp_ev_set *s, int idx, uint64_t now_ns)
 {
 	struct mrcp_ev *e;
@@ -739,7 +726,7 @@ static bool ev_skip_due(const struct mrcp_ev_set *s, const struct mrcp_ev *e, ui
 	       mrcp_time_le(e->skip_since_ns + s->cfg.base_rtt_ns, now_ns);
 }
 
-int mrcp_ev_select(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, uint32_t port_room)
+int mrcp__ev_select_walk(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, uint32_t port_room)
 {
 	uint32_t up = s->port_up_local & s->port_up_remote & port_room;
 	bool wrapped = false;
@@ -899,20 +886,6 @@ uint64_t mrcp_ev_next_deadline(const struct mrcp_ev_set *s)
 
 /* ---- reverse EVs (D48) ------------------------------------------------------ */
 
-int mrcp_ev_rev_get(const struct mrcp_ev_set *s, uint8_t port)
-{
-	uint16_t idx;
-
-	if (port < 1 || port > s->cfg.n_ports)
-		return -1;
-	idx = s->rev_ev[port - 1];
-	if (idx == MRCP_EV_IDX_NONE || idx >= s->n_evs)
-		return -1;
-	if ((s->port_up_local & s->port_up_remote & ev_port_bit(port)) == 0)
-		return -1;
-	return ev_usable_state(s->evs[idx].state) ? idx : -1;
-}
-
 void mrcp_ev_rev_learn(struct mrcp_ev_set *s, int idx)
 {
 	struct mrcp_ev *e;
@@ -948,24 +921,4 @@ void mrcp_ce_table_init(struct mrcp_ce_table *t, uint8_t always_skip_min)
 	memset(t, 0, sizeof(*t));
 	/* 0 = default; a value above 8 can never be reached: no ALWAYS_SKIP */
 	t->always_skip_min = always_skip_min != 0 ? always_skip_min : CE_ALWAYS_SKIP_DEFAULT;
-}
-
-uint8_t mrcp_ce_table_update(struct mrcp_ce_table *t, uint32_t ev, bool ce)
-{
-	/* 256 slots: the top 8 bits of a Fibonacci hash */
-	unsigned slot = (ev * 0x9E3779B1u) >> 24;
-
-	_Static_assert(MRCP_CE_TABLE_SIZE == 256, "slot = 8-bit hash");
-	if (t->ev[slot] != ev) {
-		/* another EV took the slot: its history starts empty (a zeroed
-		 * slot and EV 0 behave the same way) */
-		t->ev[slot] = ev;
-		t->hist[slot] = 0;
-	}
-	t->hist[slot] = (uint8_t)(t->hist[slot] << 1 | (ce ? 1u : 0u));
-	if (!ce)
-		return MRCP_VERDICT_NONE;
-	if (__builtin_popcount(t->hist[slot]) >= t->always_skip_min)
-		return MRCP_VERDICT_ALWAYS_SKIP;
-	return MRCP_VERDICT_SKIP_ONCE;
 }

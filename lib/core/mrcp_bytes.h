@@ -5,53 +5,72 @@
 #define MRCP_BYTES_H
 
 #include <stdint.h>
+#include <string.h>
+
+/* Each load and store goes through memcpy (no alignment assumed) and one
+ * byte swap: the compiler emits a single move (and bswap) for each. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MRCP_BE16(x) __builtin_bswap16(x)
+#define MRCP_BE32(x) __builtin_bswap32(x)
+#define MRCP_BE64(x) __builtin_bswap64(x)
+#else
+#define MRCP_BE16(x) (x)
+#define MRCP_BE32(x) (x)
+#define MRCP_BE64(x) (x)
+#endif
 
 static inline uint16_t mrcp_get_be16(const uint8_t *p)
 {
-	return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return MRCP_BE16(v);
 }
 
 static inline uint32_t mrcp_get_be24(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+	return (uint32_t)mrcp_get_be16(p) << 8 | p[2];
 }
 
 static inline uint32_t mrcp_get_be32(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return MRCP_BE32(v);
 }
 
 static inline uint64_t mrcp_get_be64(const uint8_t *p)
 {
-	return (uint64_t)mrcp_get_be32(p) << 32 | mrcp_get_be32(p + 4);
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return MRCP_BE64(v);
 }
 
 static inline void mrcp_put_be16(uint8_t *p, uint16_t v)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
+	v = MRCP_BE16(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 /** Store the low 24 bits of @v; the top byte is ignored. */
 static inline void mrcp_put_be24(uint8_t *p, uint32_t v)
 {
-	p[0] = (uint8_t)(v >> 16);
-	p[1] = (uint8_t)(v >> 8);
+	mrcp_put_be16(p, (uint16_t)(v >> 8));
 	p[2] = (uint8_t)v;
 }
 
 static inline void mrcp_put_be32(uint8_t *p, uint32_t v)
 {
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
+	v = MRCP_BE32(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 static inline void mrcp_put_be64(uint8_t *p, uint64_t v)
 {
-	mrcp_put_be32(p, (uint32_t)(v >> 32));
-	mrcp_put_be32(p + 4, (uint32_t)v);
+	v = MRCP_BE64(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mrcp_prng.h"
+#include "mrcp_wire.h" /* enum mrcp_ev_verdict */
 
 #define MRCP_MAX_PORTS 8   /* planes per node; port masks use bit i-1 (D49) */
 #define MRCP_EV_MAX 1024   /* active + backup per QP */
@@ -189,6 +190,9 @@ int mrcp_ev_set_init(struct mrcp_ev_set *s, const struct mrcp_ev_config *cfg,
 		     struct mrcp_prng *prng, mrcp_ev_change_fn on_change, void *ctx);
 void mrcp_ev_set_fini(struct mrcp_ev_set *s);
 
+/* The walk of mrcp_ev_select() from perm_pos, wrap and reshuffle included. */
+int mrcp__ev_select_walk(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, uint32_t port_room);
+
 /**
  * Choose the EV for the next packet (D42): walk the permutation, reshuffling
  * on wrap, skipping EVs that are not GOOD, whose port is down (local or
@@ -197,10 +201,36 @@ void mrcp_ev_set_fini(struct mrcp_ev_set *s);
  * Also expires SKIPs that are due (D43).
  * @return the EV index, or -1 if no EV is eligible.
  */
-int mrcp_ev_select(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, uint32_t port_room);
+static inline int mrcp_ev_select(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, uint32_t port_room)
+{
+	/* The common case, one step that takes a GOOD EV on an open port
+	 * inside the rotation, inline; everything else walks. */
+	if (s->perm_pos < s->n_perm) {
+		uint16_t idx = s->perm[s->perm_pos];
+		const struct mrcp_ev *e = &s->evs[idx];
+
+		if (e->state == MRCP_EV_GOOD && (int)idx != exclude &&
+		    (s->port_up_local & s->port_up_remote & port_room & (1u << (e->port - 1))) != 0) {
+			s->perm_pos++;
+			return idx;
+		}
+	}
+	return mrcp__ev_select_walk(s, now_ns, exclude, port_room);
+}
 
 /** Record a send on EV @idx (counters and the D30 loss history). */
-void mrcp_ev_on_send(struct mrcp_ev_set *s, int idx, bool rtx);
+static inline void mrcp_ev_on_send(struct mrcp_ev_set *s, int idx, bool rtx)
+{
+	struct mrcp_ev *e;
+
+	if (idx < 0 || idx >= (int)s->n_evs)
+		return;
+	e = &s->evs[idx];
+	e->c.tx_pkts++; /* every data packet, retransmissions included */
+	if (rtx)
+		e->c.rtx_pkts++;
+	e->loss_hist <<= 1; /* D30: one bit per send, the oldest falls off */
+}
 
 /**
  * Apply @event to EV @idx: the default-deny table, the ev_min_active floor
@@ -246,7 +276,22 @@ void mrcp_ev_probe_answer(struct mrcp_ev_set *s, int idx, uint8_t m, uint64_t no
 uint64_t mrcp_ev_next_deadline(const struct mrcp_ev_set *s);
 
 /** D48: reverse EV index for plane @port (1-based), -1 if none usable. */
-int mrcp_ev_rev_get(const struct mrcp_ev_set *s, uint8_t port);
+static inline int mrcp_ev_rev_get(const struct mrcp_ev_set *s, uint8_t port)
+{
+	uint16_t idx;
+	uint8_t state;
+
+	if (port < 1 || port > s->cfg.n_ports)
+		return -1;
+	idx = s->rev_ev[port - 1];
+	if (idx == MRCP_EV_IDX_NONE || idx >= s->n_evs)
+		return -1;
+	if ((s->port_up_local & s->port_up_remote & (1u << (port - 1))) == 0)
+		return -1;
+	state = s->evs[idx].state;
+	return state == MRCP_EV_GOOD || state == MRCP_EV_SKIP ? idx : -1; /* usable */
+}
+
 /** D48: a data packet we sent on EV @idx was SACKed: counts it in the EV's
  *  sacked counter and, if the EV is GOOD or SKIP, makes it its plane's
  *  reverse EV. */
@@ -257,6 +302,7 @@ void mrcp_ev_rev_rechoose(struct mrcp_ev_set *s);
 /* ---- responder side (D47) -------------------------------------------------- */
 
 #define MRCP_CE_TABLE_SIZE 256
+_Static_assert(MRCP_CE_TABLE_SIZE == 256, "mrcp_ce_table_update: slot = 8-bit hash");
 struct mrcp_ce_table {
 	uint32_t ev[MRCP_CE_TABLE_SIZE];   /**< EV owning the slot */
 	uint8_t hist[MRCP_CE_TABLE_SIZE];  /**< last 8 packets: bit = CE */
@@ -265,8 +311,25 @@ struct mrcp_ce_table {
 void mrcp_ce_table_init(struct mrcp_ce_table *t, uint8_t always_skip_min);
 /** Record a packet on EV @ev with CE mark @ce; @return its SACK verdict:
  *  NONE when !ce, ALWAYS_SKIP when >= always_skip_min of the last 8 were
- *  CE, else SKIP_ONCE (D47). */
-uint8_t mrcp_ce_table_update(struct mrcp_ce_table *t, uint32_t ev, bool ce);
+ *  CE, else SKIP_ONCE (D47). Inline: it runs for every data packet. */
+static inline uint8_t mrcp_ce_table_update(struct mrcp_ce_table *t, uint32_t ev, bool ce)
+{
+	/* 256 slots: the top 8 bits of a Fibonacci hash */
+	unsigned slot = (ev * 0x9E3779B1u) >> 24;
+
+	if (t->ev[slot] != ev) {
+		/* another EV took the slot: its history starts empty (a zeroed
+		 * slot and EV 0 behave the same way) */
+		t->ev[slot] = ev;
+		t->hist[slot] = 0;
+	}
+	t->hist[slot] = (uint8_t)(t->hist[slot] << 1 | (ce ? 1u : 0u));
+	if (!ce)
+		return MRCP_VERDICT_NONE;
+	if (__builtin_popcount(t->hist[slot]) >= t->always_skip_min)
+		return MRCP_VERDICT_ALWAYS_SKIP;
+	return MRCP_VERDICT_SKIP_ONCE;
+}
 
 /** "GOOD", ... for telemetry; "INVALID" otherwise. */
 const char *mrcp_ev_state_name(uint8_t state);

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mrcp_bytes.h"
+
 /* ---- constants ----------------------------------------------------------- */
 
 #define MRCP_UDP_PORT_DEFAULT 4791u  /* D1 */
@@ -433,6 +435,44 @@ size_t mrcp_pkt_len(const struct mrcp_pkt *p);
 int mrcp_pkt_decode(const void *buf, size_t len, struct mrcp_pkt *p);
 
 /**
+ * mrcp_pkt_decode() for the receive path: the same checks and return value,
+ * and the same fields for every packet, with Writes and SACKs decoded in one
+ * pass. The one difference: for a Write the control-header union of @p is
+ * left as it was (a Write has no control header; nothing may read it), and
+ * for a SACK the members of the union other than seth and cc are.
+ */
+int mrcp_pkt_decode_rx(const void *buf, size_t len, struct mrcp_pkt *p);
+
+/**
+ * A Write as the responder reads it: the fields of BTH, METH, TSETH, RETH
+ * and ImmDt it uses, without the rest of struct mrcp_pkt (brief §4.2).
+ */
+struct mrcp_write {
+	uint32_t dest_qp;
+	uint32_t psn;
+	uint8_t opcode;          /* a Write opcode, 0xC6..0xCB */
+	bool ack_req, rtx;
+	bool ts;                 /* TSETH present; tx_timestamp is 0 when not */
+	uint16_t tx_timestamp;
+	uint16_t rq_msn, msn;
+	uint64_t va;
+	uint32_t rkey, dma_len;
+	uint32_t imm;            /* 0 without ImmDt */
+	const uint8_t *payload;
+	uint32_t payload_len;    /* without pad */
+};
+
+/**
+ * Decode a Write for the receive path: the checks of mrcp_pkt_decode() (it
+ * accepts exactly the Writes that function accepts) in one pass, into @w.
+ * @return 0, or -EBADMSG for a malformed packet or one that is not a Write.
+ */
+int mrcp_write_decode(const void *buf, size_t len, struct mrcp_write *w);
+
+/** The mrcp_write view of a decoded Write @p (e.g. from mrcp_pkt_decode_hdr()). */
+void mrcp_write_from_pkt(const struct mrcp_pkt *p, struct mrcp_write *w);
+
+/**
  * Decode only BTH and the extension headers, for a trimmed packet whose
  * payload was cut by a switch (brief §4.6): whatever follows the headers is
  * returned as payload, with no pad or length checks.
@@ -440,21 +480,58 @@ int mrcp_pkt_decode(const void *buf, size_t len, struct mrcp_pkt *p);
  */
 int mrcp_pkt_decode_hdr(const void *buf, size_t len, struct mrcp_pkt *p);
 
+/**
+ * Encode a whole SACK (BTH, SETH, CC_STATE) to @dest_qp: the bytes
+ * mrcp_pkt_init(MRCP_OP_SACK, dest_qp, seth->cack_psn) with these two headers
+ * and mrcp_pkt_encode_hdr() would write (D11: BTH.PSN is cack_psn), without
+ * building a struct mrcp_pkt. @return 48, or -ENOBUFS (nothing written) or
+ * -EINVAL for a field out of range, as mrcp_pkt_encode_hdr() (possibly after
+ * part of the packet was written).
+ */
+int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struct mrcp_cc_state *cc,
+		     void *buf, size_t cap);
+
 /* ---- the Write fast path ----------------------------------------------------
  * A message's packets differ only in opcode, PadCnt, AckReq, rtx, PSN, the
- * TSETH timestamp and the RETH VA. The requester encodes one template per
- * message with mrcp_pkt_encode_hdr() (a Write with ts = 1, and ImmDt when
+ * TSETH timestamp and the RETH VA. The requester writes one template per
+ * message with mrcp_data_hdr_template() (a Write with ts = 1, and ImmDt when
  * the message has one) and patches a copy per packet.
  */
 #define MRCP_DATA_HDR_LEN                                                      	(sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) +        	 sizeof(struct mrcp_tseth_wire) + sizeof(struct mrcp_reth_wire))
 #define MRCP_DATA_HDR_MAX (MRCP_DATA_HDR_LEN + sizeof(struct mrcp_imm_wire))
 
+#define MRCP_DATA_OFF_TSETH (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire))
+#define MRCP_DATA_OFF_RETH (MRCP_DATA_OFF_TSETH + sizeof(struct mrcp_tseth_wire))
+
+/**
+ * Write a message's template: the bytes mrcp_pkt_init() of a WRITE_ONLY
+ * (WRITE_ONLY_IMM when @has_imm) to @dest_qp with PSN 0, filled with the
+ * METH, RETH (VA 0) and ImmDt fields given, and mrcp_pkt_encode_hdr() would
+ * write. @hdr holds MRCP_DATA_HDR_MAX bytes; @dest_qp is 24 bits.
+ * @return the header length.
+ */
+size_t mrcp_data_hdr_template(uint8_t *hdr, uint32_t dest_qp, uint16_t msn, uint16_t rq_msn,
+			      uint32_t rkey, uint32_t dma_len, bool has_imm, uint32_t imm);
+
 /**
  * Rewrite the per-packet fields of a Write header built from a template.
  * @hdr holds MRCP_DATA_HDR_MAX bytes (or MRCP_DATA_HDR_LEN when @opcode has
- * no ImmDt). @return the header length for @opcode.
+ * no ImmDt). @return the header length for @opcode. Inline: once per data
+ * packet sent.
  */
-size_t mrcp_data_hdr_patch(uint8_t *hdr, uint8_t opcode, uint8_t pad_cnt, bool ack_req, bool rtx,
-			   uint32_t psn, uint16_t ts, uint64_t va);
+static inline size_t mrcp_data_hdr_patch(uint8_t *hdr, uint8_t opcode, uint8_t pad_cnt, bool ack_req,
+					 bool rtx, uint32_t psn, uint16_t ts, uint64_t va)
+{
+	struct mrcp_bth_wire *bth = (struct mrcp_bth_wire *)hdr;
+
+	bth->opcode = opcode;
+	bth->flags = (uint8_t)((bth->flags & 0xCF) | (pad_cnt & 3) << 4);  /* PadCnt 5:4 */
+	bth->flags2 = (uint8_t)((bth->flags2 & 0x5F) | (ack_req ? 0x80 : 0) | (rtx ? 0x20 : 0)); /* D10 */
+	mrcp_put_be24(bth->psn, psn);
+	mrcp_put_be16(hdr + MRCP_DATA_OFF_TSETH + offsetof(struct mrcp_tseth_wire, tx_timestamp), ts);
+	mrcp_put_be64(hdr + MRCP_DATA_OFF_RETH + offsetof(struct mrcp_reth_wire, va), va);
+	return (opcode == MRCP_OP_WRITE_LAST_IMM || opcode == MRCP_OP_WRITE_ONLY_IMM) ? MRCP_DATA_HDR_MAX
+										      : MRCP_DATA_HDR_LEN;
+}
 
 #endif

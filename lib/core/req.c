@@ -23,7 +23,7 @@ static inline bool psn_in_flight(const struct qp *qp, uint32_t psn)
 
 /* ---- the send-order list (oldest transmission first) ------------------------- */
 
-static void out_push(struct qp *qp, uint32_t psn)
+static inline void out_push(struct qp *qp, uint32_t psn)
 {
 	struct sb_entry *en = sb_at(qp, psn);
 
@@ -42,7 +42,7 @@ static void out_push(struct qp *qp, uint32_t psn)
 /* Take @psn off the send-order list. @return the nominal bytes that left
  * flight (0 if it was not on the list); the caller owes them to the CC,
  * whose inflight mirrors the SB_OUT entries of its QPs (mrcp_cc.h). */
-static uint32_t out_remove(struct qp *qp, uint32_t psn)
+static inline uint32_t out_remove(struct qp *qp, uint32_t psn)
 {
 	struct sb_entry *en = sb_at(qp, psn);
 
@@ -84,29 +84,35 @@ enum { CAUSE_FAST = 1, CAUSE_NACK, CAUSE_RTO, CAUSE_PORT };
  * @return the nominal bytes that left flight, for the CC. */
 static uint64_t ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint64_t *newest_sent)
 {
-	uint64_t acked = 0;
-	bool moved = false;
+	uint64_t acked = 0, newest = newest_sent != NULL ? *newest_sent : 0;
+	uint32_t una = qp->snd_una;
+	/* PSNs una .. psn, and none at or past next_psn */
+	int32_t n = mrcp_psn_diff(psn, una) + 1, sent = mrcp_psn_diff(qp->next_psn, una);
+	bool mrc = qp->mode == MRCP_MODE_MRC;
 
-	while (mrcp_psn_le(qp->snd_una, psn) && mrcp_psn_lt(qp->snd_una, qp->next_psn)) {
-		struct sb_entry *en = sb_at(qp, qp->snd_una);
+	if (n > sent)
+		n = sent;
+	if (n <= 0)
+		return 0;
+	for (int32_t i = 0; i < n; i++, una = mrcp_psn_add(una, 1)) {
+		struct sb_entry *en = sb_at(qp, una);
 
 		if (!(en->flags & SB_SACKED)) {
-			if (newest_sent != NULL && mrcp_time_lt(*newest_sent, en->sent_ns))
-				*newest_sent = en->sent_ns;
-			if (en->ev >= 0 && qp->mode == MRCP_MODE_MRC)
+			if (mrcp_time_lt(newest, en->sent_ns))
+				newest = en->sent_ns;
+			if (en->ev >= 0 && mrc)
 				qp->evs.evs[en->ev].c.sacked++;
 		}
-		acked += out_remove(qp, qp->snd_una);
+		acked += out_remove(qp, una);
 		if (en->flags & SB_RTXQ)
 			qp->n_rtxq--;
 		en->flags = 0;
-		qp->snd_una = mrcp_psn_add(qp->snd_una, 1);
-		moved = true;
 	}
-	if (moved) {
-		qp->k = 0; /* D33: the retry count resets when cack advances */
-		qp->last_progress_ns = e->now;
-	}
+	qp->snd_una = una;
+	if (newest_sent != NULL)
+		*newest_sent = newest;
+	qp->k = 0; /* D33: the retry count resets when cack advances */
+	qp->last_progress_ns = e->now;
 	return acked;
 }
 
@@ -117,9 +123,9 @@ static uint32_t wqe_npkts(const struct qp *qp, const struct wqe *w)
 	return w->len == 0 ? 1 : (w->len + qp->mtu - 1) / qp->mtu;
 }
 
-static uint8_t data_opcode(const struct qp *qp, const struct wqe *w, uint32_t idx)
+/* Packet @idx of the @n in @w. */
+static uint8_t data_opcode(const struct wqe *w, uint32_t n, uint32_t idx)
 {
-	uint32_t n = wqe_npkts(qp, w);
 	bool imm = w->opcode == MRCP_WR_WRITE_IMM;
 
 	if (n == 1)
@@ -149,66 +155,71 @@ static uint8_t data_dscp(const struct mrcp_engine *e, const struct qp *qp, bool 
 	return e->cfg.dscp.dscp[rtx ? MRCP_DSCP_CLASS_TRIMMABLE_RETX : MRCP_DSCP_CLASS_TRIMMABLE]; /* D31 */
 }
 
-/* Encode @w's header template once (mrcp_data_hdr_patch() fills in the
+/* Write @w's header template once (mrcp_data_hdr_patch() fills in the
  * per-packet fields). */
 static void wqe_template(const struct qp *qp, struct wqe *w)
 {
-	struct mrcp_pkt p;
-
-	mrcp_pkt_init(&p, w->opcode == MRCP_WR_WRITE_IMM ? MRCP_OP_WRITE_ONLY_IMM : MRCP_OP_WRITE_ONLY,
-		      qp->dqpn, 0);
-	p.meth.msn = w->msn;
-	p.meth.rq_msn = w->rq_msn;
-	p.reth.rkey = w->rkey;     /* RETH in every packet */
-	p.reth.dma_len = w->len;
-	p.imm = w->imm;
-	mrcp_pkt_encode_hdr(&p, w->hdr, sizeof(w->hdr));
+	/* RETH in every packet */
+	mrcp_data_hdr_template(w->hdr, qp->dqpn, w->msn, w->rq_msn, w->rkey, w->len,
+			       w->opcode == MRCP_WR_WRITE_IMM, w->imm);
+	w->npkts = wqe_npkts(qp, w);
 	w->hdr_ready = true;
 }
 
 /* Fill @tx with PSN @psn of the message in @w (entry @en), on EV @ev. */
-static void build_data(struct mrcp_engine *e, struct qp *qp, struct wqe *w,
-		       const struct sb_entry *en, uint32_t psn, int ev, bool rtx, struct mrcp_tx *tx)
+static MRCP_PKT_INLINE void build_data(struct mrcp_engine *e, struct qp *qp, struct wqe *w,
+				      const struct sb_entry *en, uint32_t psn, int ev, bool rtx,
+				      struct mrcp_tx *tx)
 {
 	uint32_t idx = (uint32_t)mrcp_psn_diff(psn, w->first_psn);
-	uint32_t off = en->msg_off, left = en->len, pos = 0;
+	uint32_t off = en->msg_off, left = en->len;
+	uint8_t pad = (uint8_t)((4 - (en->len & 3)) & 3);
+	const struct mrcp_ev *v = &qp->evs.evs[ev];
 
 	if (!w->hdr_ready)
 		wqe_template(qp, w);
 	memcpy(tx->hdr, w->hdr, sizeof(w->hdr));
-	tx->opcode = data_opcode(qp, w, idx);
-	tx->hdr_len = (uint16_t)mrcp_data_hdr_patch(tx->hdr, tx->opcode, (uint8_t)((4 - (en->len & 3)) & 3),
-						    idx + 1 == wqe_npkts(qp, w), /* AckReq on the last */
+	tx->opcode = data_opcode(w, w->npkts, idx);
+	tx->hdr_len = (uint16_t)mrcp_data_hdr_patch(tx->hdr, tx->opcode, pad,
+						    idx + 1 == w->npkts, /* AckReq on the last */
 						    rtx, psn, mrcp__ts_now(e->now) /* D13 */,
-						    w->remote_va + en->msg_off);
-	tx->pad = (uint8_t)((4 - (en->len & 3)) & 3);
-	tx->payload_len = en->len;
-	tx->n_seg = 0;
+						    w->remote_va + off);
+	tx->pad = pad;
+	tx->payload_len = left;
 	/* the payload as pieces of the scatter list */
-	for (unsigned i = 0; i < w->n_sge && left > 0; i++) {
-		uint32_t l = w->sge[i].len;
-		if (off >= pos + l) {
+	if (w->n_sge == 1 && left != 0) {
+		tx->seg[0].ptr = w->sge[0].host + off;
+		tx->seg[0].len = left;
+		tx->n_seg = 1;
+	} else {
+		uint32_t pos = 0;
+
+		tx->n_seg = 0;
+		for (unsigned i = 0; i < w->n_sge && left > 0; i++) {
+			uint32_t l = w->sge[i].len;
+			if (off >= pos + l) {
+				pos += l;
+				continue;
+			}
+			uint32_t from = off - pos, take = l - from;
+			if (take > left)
+				take = left;
+			tx->seg[tx->n_seg].ptr = w->sge[i].host + from;
+			tx->seg[tx->n_seg].len = take;
+			tx->n_seg++;
+			off += take;
+			left -= take;
 			pos += l;
-			continue;
 		}
-		uint32_t from = off - pos, take = l - from;
-		if (take > left)
-			take = left;
-		tx->seg[tx->n_seg].ptr = w->sge[i].host + from;
-		tx->seg[tx->n_seg].len = take;
-		tx->n_seg++;
-		off += take;
-		left -= take;
-		pos += l;
 	}
-	tx->port = qp->evs.evs[ev].port;
-	tx->ev = qp->evs.evs[ev].value;
+	tx->port = v->port;
+	tx->ev = v->value;
 	tx->dscp = data_dscp(e, qp, rtx);
 	tx->ecn = MRCP_ECN_ECT0; /* D9 */
 	tx->psn = psn;
 	tx->qpn = qp->qpn;
 	tx->rtx = rtx;
-	tx->dst = qp->peer->port_addr[tx->port - 1];
+	tx->dst = qp->peer->port_addr[v->port - 1];
 }
 
 /* Choose the EV for a packet; RC mode always uses its one EV. */
@@ -240,7 +251,7 @@ static int pick_rtx_ev(struct mrcp_engine *e, struct qp *qp, const struct sb_ent
 }
 
 /* Record a (re)transmission of @psn on @ev. */
-static void on_sent(struct mrcp_engine *e, struct qp *qp, uint32_t psn, int ev, bool rtx)
+static MRCP_PKT_INLINE void on_sent(struct mrcp_engine *e, struct qp *qp, uint32_t psn, int ev, bool rtx)
 {
 	struct sb_entry *en = sb_at(qp, psn);
 	uint8_t b_exp = 0;

@@ -76,10 +76,10 @@ static void send_sack(struct mrcp_engine *e, struct qp *qp, uint32_t trig_psn, u
 		      uint16_t trig_ts, uint8_t m, uint8_t port, bool pr)
 {
 	struct mrcp_tx *tx;
-	struct mrcp_pkt p;
+	struct mrcp_seth seth;
+	struct mrcp_cc_state cc;
 	uint32_t cack = qp->rcv_cack, base, lo;
 	int32_t off;
-	uint64_t bm = 0;
 	uint8_t pen;
 	int hl;
 
@@ -88,37 +88,37 @@ static void send_sack(struct mrcp_engine *e, struct qp *qp, uint32_t trig_psn, u
 	tx = mrcp__ctl_alloc(e);
 	if (tx == NULL)
 		return;
-	mrcp_pkt_init(&p, MRCP_OP_SACK, qp->dqpn, cack); /* D11 */
-	p.seth.m = m;
-	p.seth.pr = pr;
+	seth.m = m;
+	seth.pr = pr;
 	off = pr ? 0 : mrcp_psn_diff(trig_psn, cack);
 	if (off > INT16_MAX)
 		off = INT16_MAX;
 	if (off < INT16_MIN)
 		off = INT16_MIN;
-	p.seth.ack_psn_offset = (int16_t)off;
-	p.seth.entropy = trig_ev;
-	p.seth.spdcid = (uint16_t)qp->qpn; /* D15 */
-	p.seth.dpdcid = (uint16_t)qp->dqpn;
-	p.seth.svc_time = 0;               /* D17: answered within the burst */
-	p.seth.cack_psn = cack;
+	seth.ack_psn_offset = (int16_t)off;
+	seth.entropy = trig_ev;
+	seth.spdcid = (uint16_t)qp->qpn; /* D15 */
+	seth.dpdcid = (uint16_t)qp->dqpn;
+	seth.svc_time = 0;               /* D17: answered within the burst */
+	seth.cack_psn = cack;            /* and BTH.PSN (D11) */
+	seth.cc_type = 0;
+	seth.cc_flags = 0;
 	/* D27: base = max(trigger - 63, cack + 1) */
 	lo = mrcp_psn_add(trig_psn, -63);
 	base = mrcp_psn_add(cack, 1);
 	if (!pr && mrcp_psn_gt(lo, base))
 		base = lo;
-	bm = rbits_window(qp, base); /* D26; base > cack, base + 63 <= cack + rW */
-	p.seth.sack_offset = (int16_t)mrcp_psn_diff(base, cack);
-	p.seth.sack_bitmap = bm;
-	p.seth.mpr = 0; /* Dynamic MPR is off (D25) */
-	p.cc.tx_timestamp = trig_ts;
-	p.cc.ooo_count = (uint16_t)(qp->ooo > 0x7FFF ? 0x7FFF : qp->ooo); /* D18 */
+	seth.sack_offset = (int16_t)mrcp_psn_diff(base, cack);
+	seth.sack_bitmap = rbits_window(qp, base); /* D26; base > cack, base + 63 <= cack + rW */
+	seth.mpr = 0; /* Dynamic MPR is off (D25) */
+	cc.tx_timestamp = trig_ts;
+	cc.ooo_count = (uint16_t)(qp->ooo > 0x7FFF ? 0x7FFF : qp->ooo); /* D18 */
 	pen = penalty(qp);
-	p.cc.rcv_cwnd_pen = pen;
-	p.cc.r_c = pen == 0 && qp->pen_was_on; /* D55 */
+	cc.rcv_cwnd_pen = pen;
+	cc.r_c = pen == 0 && qp->pen_was_on; /* D55 */
 	qp->pen_was_on = pen != 0;
-	p.cc.rcvd_bytes = (uint32_t)(qp->rcvd_bytes >> 8) & 0xFFFFFF; /* D19 */
-	hl = mrcp_pkt_encode_hdr(&p, tx->hdr, sizeof(tx->hdr));
+	cc.rcvd_bytes = (uint32_t)(qp->rcvd_bytes >> 8) & 0xFFFFFF; /* D19 */
+	hl = mrcp_sack_encode(qp->dqpn, &seth, &cc, tx->hdr, sizeof(tx->hdr));
 	tx->hdr_len = (uint16_t)(hl > 0 ? hl : 0);
 	tx->opcode = MRCP_OP_SACK;
 	tx->psn = cack;
@@ -241,16 +241,17 @@ static bool opcode_is_last(uint8_t op)
 	       op == MRCP_OP_WRITE_ONLY || op == MRCP_OP_WRITE_ONLY_IMM;
 }
 
-void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx)
+void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_write *p, const struct mrcp_rx *rx)
 {
-	uint32_t psn = p->bth.psn;
+	uint32_t psn = p->psn;
 	int32_t d = mrcp_psn_diff(psn, qp->rcv_cack);
-	uint16_t ts = (p->hdrs & MRCP_HDR_TSETH) ? p->tseth.tx_timestamp : 0;
+	uint16_t ts = p->tx_timestamp; /* 0 without TSETH */
 	bool ce = rx->ecn == MRCP_ECN_CE;
 	uint8_t m;
 	struct eng_mr *mr;
 	struct rmsg *msg;
 	uint32_t len = p->payload_len;
+	bool done = false;
 
 	qp->trig_port = rx->port;
 	/* §4.2 step 2: a trimmed header is NACKed at once, nothing placed */
@@ -285,41 +286,41 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 		return;
 	}
 	/* §4.2 step 4: header stack and lengths */
-	if (len > qp->mtu || len > p->reth.dma_len ||
-	    ((p->bth.opcode == MRCP_OP_WRITE_FIRST || p->bth.opcode == MRCP_OP_WRITE_MIDDLE) && len != qp->mtu) ||
-	    mrcp_msn_diff(p->meth.msn, qp->rcv_msn) < 0 ||
-	    (uint32_t)mrcp_msn_diff(p->meth.msn, qp->rcv_msn) > qp->rm_mask) {
+	if (len > qp->mtu || len > p->dma_len ||
+	    ((p->opcode == MRCP_OP_WRITE_FIRST || p->opcode == MRCP_OP_WRITE_MIDDLE) && len != qp->mtu) ||
+	    mrcp_msn_diff(p->msn, qp->rcv_msn) < 0 ||
+	    (uint32_t)mrcp_msn_diff(p->msn, qp->rcv_msn) > qp->rm_mask) {
 		resp_fail(e, qp, MRCP_AETH_NAK_INVALID_REQ, rx->port);
 		return;
 	}
 	/* R_Key, remote write access, VA..VA+len inside the region */
-	if (len != 0 || p->reth.dma_len != 0) {
-		mr = mrcp__mr_lookup(e, p->reth.rkey);
-		if (mr == NULL || !(mr->access & MRCP_ACCESS_REMOTE_WRITE) || p->reth.va < mr->va ||
-		    p->reth.va + len < p->reth.va || p->reth.va + len > mr->va + mr->len) {
+	if (len != 0 || p->dma_len != 0) {
+		mr = mrcp__mr_lookup(e, p->rkey);
+		if (mr == NULL || !(mr->access & MRCP_ACCESS_REMOTE_WRITE) || p->va < mr->va ||
+		    p->va + len < p->va || p->va + len > mr->va + mr->len) {
 			resp_fail(e, qp, MRCP_AETH_NAK_REMOTE_ACCESS, rx->port);
 			return;
 		}
 		if (len != 0 && e->cfg.place_payload)
-			memcpy(mr->host + (p->reth.va - mr->va), p->payload, len); /* step 5 */
+			memcpy(mr->host + (p->va - mr->va), p->payload, len); /* step 5 */
 	}
-	msg = &qp->rm[p->meth.msn & qp->rm_mask];
+	msg = &qp->rm[p->msn & qp->rm_mask];
 	if (!msg->used) {
 		memset(msg, 0, sizeof(*msg));
 		msg->used = true;
-		msg->msn = p->meth.msn;
-		msg->dma_len = p->reth.dma_len;
-		msg->rq_msn = p->meth.rq_msn;
-	} else if (msg->msn != p->meth.msn || msg->dma_len != p->reth.dma_len || msg->complete) {
+		msg->msn = p->msn;
+		msg->dma_len = p->dma_len;
+		msg->rq_msn = p->rq_msn;
+	} else if (msg->msn != p->msn || msg->dma_len != p->dma_len || msg->complete) {
 		resp_fail(e, qp, MRCP_AETH_NAK_INVALID_REQ, rx->port);
 		return;
 	}
 	msg->got += len;
-	if (opcode_has_imm(p->bth.opcode)) {
+	if (opcode_has_imm(p->opcode)) {
 		msg->has_imm = true;
 		msg->imm = p->imm;
 	}
-	if (opcode_is_last(p->bth.opcode)) {
+	if (opcode_is_last(p->opcode)) {
 		msg->last_seen = true;
 		msg->last_psn = psn;
 	}
@@ -331,14 +332,20 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 	 * last packet, which carries the immediate, is here) */
 	if (msg->got == msg->dma_len && msg->last_seen) {
 		msg->complete = true;
+		done = true;
 		if (msg->has_imm && ++qp->stash_imm > qp->max_wimm_local) {
 			resp_fail(e, qp, MRCP_AETH_NAK_INVALID_REQ, rx->port); /* §4.8 */
 			return;
 		}
 	}
-	/* step 5: the bitmap and cack */
-	rbit_set(qp, psn);
-	qp->ooo++;
+	/* step 5: the bitmap and cack; the next PSN in order moves cack
+	 * without a round trip through its bit */
+	if (d == 1) {
+		qp->rcv_cack = psn;
+	} else {
+		rbit_set(qp, psn);
+		qp->ooo++;
+	}
 	while (rbit_get(qp, mrcp_psn_add(qp->rcv_cack, 1))) {
 		qp->rcv_cack = mrcp_psn_add(qp->rcv_cack, 1);
 		rbit_clear(qp, qp->rcv_cack);
@@ -348,12 +355,14 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 	qp->c.rx_data_pkts++;
 	qp->last_rx_data_ns = e->now ? e->now : 1;
 	qp->c.rx_data_bytes += len;
-	if (!release(e, qp, rx->port))
+	/* Only a message completing can let release() move: one held back
+	 * for CQ room is retried by mrcp_poll_cq() when the CQ drains. */
+	if (done && !release(e, qp, rx->port))
 		return;
 	/* D28: SACK at once for CE, rtx and AckReq; else every sack_every
 	 * packets and at the end of the burst */
 	qp->new_since_sack++;
-	if (ce || p->bth.rtx || p->bth.ack_req || qp->new_since_sack >= e->cfg.sack_every) {
+	if (ce || p->rtx || p->ack_req || qp->new_since_sack >= e->cfg.sack_every) {
 		send_sack(e, qp, psn, rx->ev, ts, m, rx->port, false);
 	} else {
 		qp->sack_due = true;

@@ -54,16 +54,24 @@ static_assert(sizeof(struct mrcp_imm_wire) % 4 == 0, "ImmDt keeps 4-byte alignme
 
 /* ---- opcode and NACK tables (generated from the X-macros) ---------------- */
 
+/* Header sets by opcode, for the range the MRC opcodes occupy (a table
+ * lookup: this runs for every packet decoded and encoded). */
+#define OP_LO MRCP_OP_WRITE_FIRST
+#define OP_HI MRCP_OP_PROBE
+static const uint16_t op_hdrs[OP_HI - OP_LO + 1] = {
+#define X(n, v, h) [(v) - OP_LO] = (uint16_t)(h),
+	MRCP_OPCODES(X)
+#undef X
+};
+#define X(n, v, h) static_assert((v) >= OP_LO && (v) <= OP_HI, "opcode outside op_hdrs");
+MRCP_OPCODES(X)
+#undef X
+
 uint32_t mrcp_opcode_hdrs(uint8_t opcode)
 {
-	switch (opcode) {
-#define X(n, v, h)                                                             \
-	case v:                                                                \
-		return (uint32_t)(h);
-		MRCP_OPCODES(X)
-#undef X
-	}
-	return 0;
+	if (opcode < OP_LO || opcode > OP_HI)
+		return 0;
+	return op_hdrs[opcode - OP_LO];
 }
 
 const char *mrcp_opcode_name(uint8_t opcode)
@@ -160,6 +168,27 @@ int mrcp_bth_encode(const struct mrcp_bth *h, void *buf, size_t cap)
 	return (int)sizeof(*w);
 }
 
+/* The fields of a BTH whose opcode and TVer were checked. */
+static void bth_fill(const struct mrcp_bth_wire *w, struct mrcp_bth *h)
+{
+	/* three words: opcode flags pkey | rsvd dest_qp | flags2 psn */
+	const uint8_t *b = (const uint8_t *)w;
+	uint32_t w0 = mrcp_get_be32(b), w1 = mrcp_get_be32(b + 4), w2 = mrcp_get_be32(b + 8);
+	uint8_t flags = (uint8_t)(w0 >> 16), flags2 = (uint8_t)(w2 >> 24);
+
+	h->opcode = (uint8_t)(w0 >> 24);
+	h->se = (flags & BTH_SE) != 0;
+	h->migreq = (flags & BTH_MIGREQ) != 0;
+	h->pad_cnt = (uint8_t)(flags >> BTH_PAD_SHIFT & BTH_PAD_MASK);
+	h->tver = 0;
+	h->pkey = (uint16_t)w0; /* D10: 0xFFFF is sent; not checked here */
+	h->dest_qp = w1 & MRCP_QPN_MASK;
+	h->ack_req = (flags2 & BTH_ACKREQ) != 0;
+	h->rtx = (flags2 & BTH_RTX) != 0;
+	h->ts = (flags2 & BTH_TS) != 0;
+	h->psn = w2 & MRCP_PSN_MASK;
+}
+
 int mrcp_bth_decode(const void *buf, size_t len, struct mrcp_bth *h)
 {
 	const struct mrcp_bth_wire *w = buf;
@@ -171,17 +200,7 @@ int mrcp_bth_decode(const void *buf, size_t len, struct mrcp_bth *h)
 		return -EBADMSG;
 	if ((w->flags & BTH_TVER_MASK) != 0)
 		return -EBADMSG;
-	h->opcode = w->opcode;
-	h->se = (w->flags & BTH_SE) != 0;
-	h->migreq = (w->flags & BTH_MIGREQ) != 0;
-	h->pad_cnt = (uint8_t)(w->flags >> BTH_PAD_SHIFT & BTH_PAD_MASK);
-	h->tver = 0;
-	h->pkey = mrcp_get_be16(w->pkey); /* D10: 0xFFFF is sent; not checked here */
-	h->dest_qp = mrcp_get_be24(w->dest_qp);
-	h->ack_req = (w->flags2 & BTH_ACKREQ) != 0;
-	h->rtx = (w->flags2 & BTH_RTX) != 0;
-	h->ts = (w->flags2 & BTH_TS) != 0;
-	h->psn = mrcp_get_be24(w->psn);
+	bth_fill(w, h);
 	return (int)sizeof(*w);
 }
 
@@ -817,22 +836,208 @@ int mrcp_pkt_decode_hdr(const void *buf, size_t len, struct mrcp_pkt *p)
 	return 0;
 }
 
-/* ---- the Write fast path ------------------------------------------------------ */
+/* ---- the receive fast path ---------------------------------------------------- */
 
-#define DATA_OFF_TSETH (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire))
-#define DATA_OFF_RETH (DATA_OFF_TSETH + sizeof(struct mrcp_tseth_wire))
+#define DATA_BASE_LEN (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) + \
+		       sizeof(struct mrcp_reth_wire))
+#define SACK_LEN (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_seth_wire) + \
+		  sizeof(struct mrcp_cc_state_wire))
 
-size_t mrcp_data_hdr_patch(uint8_t *hdr, uint8_t opcode, uint8_t pad_cnt, bool ack_req, bool rtx,
-			   uint32_t psn, uint16_t ts, uint64_t va)
+/* A Write's framing, the rules of pkt_decode_headers() and mrcp_pkt_decode()
+ * for the one header stack METH [TSETH] RETH [ImmDt]: on success the header
+ * length in *@off and the payload length (pad excluded) in *@plen. */
+static inline int write_framing(const struct mrcp_bth_wire *w, size_t len, size_t *off, uint32_t *plen)
 {
-	struct mrcp_bth_wire *bth = (struct mrcp_bth_wire *)hdr;
+	uint8_t pad = (uint8_t)(w->flags >> BTH_PAD_SHIFT & BTH_PAD_MASK);
+	size_t n = DATA_BASE_LEN, rest;
 
-	bth->opcode = opcode;
-	bth->flags = (uint8_t)((bth->flags & 0xCF) | (pad_cnt & 3) << 4);  /* PadCnt 5:4 */
-	bth->flags2 = (uint8_t)((bth->flags2 & 0x5F) | (ack_req ? 0x80 : 0) | (rtx ? 0x20 : 0)); /* D10 */
-	mrcp_put_be24(bth->psn, psn);
-	mrcp_put_be16(hdr + DATA_OFF_TSETH + offsetof(struct mrcp_tseth_wire, tx_timestamp), ts);
-	mrcp_put_be64(hdr + DATA_OFF_RETH + offsetof(struct mrcp_reth_wire, va), va);
-	return (opcode == MRCP_OP_WRITE_LAST_IMM || opcode == MRCP_OP_WRITE_ONLY_IMM) ? MRCP_DATA_HDR_MAX
-										      : MRCP_DATA_HDR_LEN;
+	if ((w->flags & BTH_TVER_MASK) != 0)
+		return -EBADMSG;
+	if (w->flags2 & BTH_TS)
+		n += sizeof(struct mrcp_tseth_wire);
+	if (op_hdrs[w->opcode - OP_LO] & MRCP_HDR_IMM)
+		n += sizeof(struct mrcp_imm_wire);
+	if (len < n)
+		return -EBADMSG;
+	rest = len - n;
+	if (rest % 4 != 0 || rest < pad || rest - pad > MRCP_PAYLOAD_MAX) /* as mrcp_pkt_decode() */
+		return -EBADMSG;
+	*off = n;
+	*plen = (uint32_t)(rest - pad);
+	return 0;
+}
+
+/* A Write into the generic form (out of line: the engine's Writes take
+ * mrcp_write_decode(), and the SACK path below stays lean). */
+static __attribute__((noinline)) int decode_write(const uint8_t *b, size_t len, struct mrcp_pkt *p)
+{
+	const struct mrcp_bth_wire *w = (const struct mrcp_bth_wire *)b;
+	bool ts = (w->flags2 & BTH_TS) != 0;
+	uint32_t hdrs = op_hdrs[w->opcode - OP_LO];
+	const uint8_t *h = b + sizeof(*w) + sizeof(struct mrcp_meth_wire);
+	size_t off;
+	uint32_t plen;
+
+	if (write_framing(w, len, &off, &plen) != 0)
+		return -EBADMSG;
+	bth_fill(w, &p->bth);
+	p->hdrs = hdrs | (ts ? MRCP_HDR_TSETH : 0);
+	p->meth.rq_msn = mrcp_get_be16(b + sizeof(*w));
+	p->meth.msn = mrcp_get_be16(b + sizeof(*w) + 2);
+	if (ts) {
+		p->tseth.tx_timestamp = mrcp_get_be16(h);
+		tsr_ftype_get(h + 2, h + 3, &p->tseth.tsr, &p->tseth.ftype);
+		h += sizeof(struct mrcp_tseth_wire);
+	} else {
+		memset(&p->tseth, 0, sizeof(p->tseth));
+	}
+	p->reth.va = mrcp_get_be64(h);
+	p->reth.rkey = mrcp_get_be32(h + 8);
+	p->reth.dma_len = mrcp_get_be32(h + 12);
+	h += sizeof(struct mrcp_reth_wire);
+	p->imm = (hdrs & MRCP_HDR_IMM) ? mrcp_get_be32(h) : 0;
+	p->payload = b + off;
+	p->payload_len = plen;
+	return 0;
+}
+
+int mrcp_write_decode(const void *buf, size_t len, struct mrcp_write *v)
+{
+	const uint8_t *b = buf, *h;
+	const struct mrcp_bth_wire *w = buf;
+	size_t off;
+	uint32_t plen, w2;
+
+	if (len < sizeof(*w) || !mrcp_opcode_is_data(w->opcode) || write_framing(w, len, &off, &plen) != 0)
+		return -EBADMSG;
+	w2 = mrcp_get_be32(b + 8); /* flags2 | PSN */
+	v->dest_qp = mrcp_get_be32(b + 4) & MRCP_QPN_MASK;
+	v->psn = w2 & MRCP_PSN_MASK;
+	v->opcode = w->opcode;
+	v->ack_req = (w2 >> 24 & BTH_ACKREQ) != 0;
+	v->rtx = (w2 >> 24 & BTH_RTX) != 0;
+	v->ts = (w2 >> 24 & BTH_TS) != 0;
+	v->rq_msn = mrcp_get_be16(b + sizeof(*w));
+	v->msn = mrcp_get_be16(b + sizeof(*w) + 2);
+	h = b + sizeof(*w) + sizeof(struct mrcp_meth_wire);
+	v->tx_timestamp = 0;
+	if (v->ts) {
+		v->tx_timestamp = mrcp_get_be16(h);
+		h += sizeof(struct mrcp_tseth_wire);
+	}
+	v->va = mrcp_get_be64(h);
+	v->rkey = mrcp_get_be32(h + 8);
+	v->dma_len = mrcp_get_be32(h + 12);
+	v->imm = (op_hdrs[w->opcode - OP_LO] & MRCP_HDR_IMM) ? mrcp_get_be32(h + 16) : 0;
+	v->payload = b + off;
+	v->payload_len = plen;
+	return 0;
+}
+
+void mrcp_write_from_pkt(const struct mrcp_pkt *p, struct mrcp_write *v)
+{
+	v->dest_qp = p->bth.dest_qp;
+	v->psn = p->bth.psn;
+	v->opcode = p->bth.opcode;
+	v->ack_req = p->bth.ack_req;
+	v->rtx = p->bth.rtx;
+	v->ts = (p->hdrs & MRCP_HDR_TSETH) != 0;
+	v->tx_timestamp = v->ts ? p->tseth.tx_timestamp : 0;
+	v->rq_msn = p->meth.rq_msn;
+	v->msn = p->meth.msn;
+	v->va = p->reth.va;
+	v->rkey = p->reth.rkey;
+	v->dma_len = p->reth.dma_len;
+	v->imm = (p->hdrs & MRCP_HDR_IMM) ? p->imm : 0;
+	v->payload = p->payload;
+	v->payload_len = p->payload_len;
+}
+
+int mrcp_pkt_decode_rx(const void *buf, size_t len, struct mrcp_pkt *p)
+{
+	const uint8_t *b = buf;
+	const struct mrcp_bth_wire *w = buf;
+
+	if (len < sizeof(*w))
+		return -EBADMSG;
+	if (mrcp_opcode_is_data(w->opcode))
+		return decode_write(b, len, p);
+	if (w->opcode == MRCP_OP_SACK) {
+		/* a SACK is exactly BTH SETH CC_STATE, with ts, PadCnt, TVer 0 */
+		if (len != SACK_LEN || (w->flags & (BTH_PAD_MASK << BTH_PAD_SHIFT | BTH_TVER_MASK)) != 0 ||
+		    (w->flags2 & BTH_TS) != 0)
+			return -EBADMSG;
+		bth_fill(w, &p->bth);
+		p->hdrs = MRCP_HDR_SETH;
+		memset(&p->meth, 0, sizeof(p->meth));
+		memset(&p->tseth, 0, sizeof(p->tseth));
+		memset(&p->reth, 0, sizeof(p->reth));
+		p->imm = 0;
+		mrcp_seth_decode(b + sizeof(*w), sizeof(struct mrcp_seth_wire), &p->seth);
+		mrcp_cc_state_decode(b + sizeof(*w) + sizeof(struct mrcp_seth_wire),
+				     sizeof(struct mrcp_cc_state_wire), &p->cc);
+		p->payload = b + len;
+		p->payload_len = 0;
+		return 0;
+	}
+	return mrcp_pkt_decode(buf, len, p);
+}
+
+/* ---- the SACK fast path ------------------------------------------------------- */
+
+int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struct mrcp_cc_state *cc,
+		     void *buf, size_t cap)
+{
+	uint8_t *b = buf;
+	struct mrcp_bth_wire *w = buf;
+	int rc;
+
+	if (dest_qp > MRCP_QPN_MASK)
+		return -EINVAL;
+	if (cap < SACK_LEN)
+		return -ENOBUFS;
+	rc = mrcp_seth_encode(seth, b + sizeof(*w), cap - sizeof(*w));
+	if (rc < 0)
+		return rc;
+	rc = mrcp_cc_state_encode(cc, b + sizeof(*w) + sizeof(struct mrcp_seth_wire),
+				  cap - sizeof(*w) - sizeof(struct mrcp_seth_wire));
+	if (rc < 0)
+		return rc;
+	w->opcode = MRCP_OP_SACK;
+	w->flags = 0;                             /* SE, MigReq, PadCnt, TVer 0 (D10) */
+	mrcp_put_be16(w->pkey, MRCP_PKEY_DEFAULT); /* D10 */
+	w->rsvd = 0;
+	mrcp_put_be24(w->dest_qp, dest_qp);
+	w->flags2 = 0;                            /* no TSETH on control packets */
+	mrcp_put_be24(w->psn, seth->cack_psn);    /* D11 */
+	return (int)SACK_LEN;
+}
+
+/* ---- the Write template ------------------------------------------------------- */
+
+size_t mrcp_data_hdr_template(uint8_t *hdr, uint32_t dest_qp, uint16_t msn, uint16_t rq_msn,
+			      uint32_t rkey, uint32_t dma_len, bool has_imm, uint32_t imm)
+{
+	struct mrcp_bth_wire *w = (struct mrcp_bth_wire *)hdr;
+	uint8_t *h = hdr + MRCP_DATA_OFF_TSETH;
+
+	w->opcode = has_imm ? MRCP_OP_WRITE_ONLY_IMM : MRCP_OP_WRITE_ONLY;
+	w->flags = 0;                             /* SE, MigReq, PadCnt, TVer 0 (D10) */
+	mrcp_put_be16(w->pkey, MRCP_PKEY_DEFAULT); /* D10 */
+	w->rsvd = 0;
+	mrcp_put_be24(w->dest_qp, dest_qp);
+	w->flags2 = BTH_TS;                       /* D13: TSETH always */
+	mrcp_put_be24(w->psn, 0);
+	mrcp_put_be16(hdr + sizeof(*w), rq_msn);  /* METH (D12) */
+	mrcp_put_be16(hdr + sizeof(*w) + 2, msn);
+	mrcp_put_be16(h, 0);                      /* TSETH: timestamp, tsr 0, ftype */
+	tsr_ftype_put(h + 2, h + 3, false, MRCP_TSETH_FTYPE);
+	h = hdr + MRCP_DATA_OFF_RETH;
+	mrcp_put_be64(h, 0);                      /* RETH */
+	mrcp_put_be32(h + 8, rkey);
+	mrcp_put_be32(h + 12, dma_len);
+	if (!has_imm)
+		return MRCP_DATA_HDR_LEN;
+	mrcp_put_be32(h + sizeof(struct mrcp_reth_wire), imm);
+	return MRCP_DATA_HDR_MAX;
 }

@@ -1,4 +1,5 @@
-/* fuzz_pkt.c - libFuzzer target for mrcp_pkt_decode() and mrcp_pkt_decode_hdr():
+/* fuzz_pkt.c - libFuzzer target for mrcp_pkt_decode(), mrcp_pkt_decode_rx(),
+ * mrcp_write_decode() and mrcp_pkt_decode_hdr():
  * any input either fails with -EBADMSG or decodes to a packet whose lengths obey
  * the framing rules, that re-encodes to exactly its own length, and whose
  * re-encoding decodes to the same fields and re-encodes to the same bytes
@@ -185,6 +186,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(rc_hdr == 0 || rc_hdr == -EBADMSG);
 	if (rc_hdr == 0)
 		check_hdr(data, size, &h);
+
+	/* The receive path's decoder agrees with the generic one. */
+	{
+		struct mrcp_pkt r;
+		int rc_rx = mrcp_pkt_decode_rx(data, size, &r);
+
+		CHECK(rc_rx == rc_full);
+		if (rc_full == 0)
+			CHECK(same_pkt(&p, &r) && r.payload == p.payload);
+	}
+	/* ...and so does the Write view: exactly the Writes, the same fields. */
+	{
+		struct mrcp_write w;
+		bool write = rc_full == 0 && mrcp_opcode_is_data(p.bth.opcode);
+		bool ts = rc_full == 0 && (p.hdrs & MRCP_HDR_TSETH) != 0;
+
+		CHECK(mrcp_write_decode(data, size, &w) == (write ? 0 : -EBADMSG));
+		if (write)
+			CHECK(w.dest_qp == p.bth.dest_qp && w.psn == p.bth.psn && w.opcode == p.bth.opcode &&
+			      w.ack_req == p.bth.ack_req && w.rtx == p.bth.rtx && w.ts == ts &&
+			      w.tx_timestamp == (ts ? p.tseth.tx_timestamp : 0) &&
+			      w.rq_msn == p.meth.rq_msn && w.msn == p.meth.msn && w.va == p.reth.va &&
+			      w.rkey == p.reth.rkey && w.dma_len == p.reth.dma_len &&
+			      w.imm == ((p.hdrs & MRCP_HDR_IMM) ? p.imm : 0) && w.payload == p.payload &&
+			      w.payload_len == p.payload_len);
+	}
 
 	/* Whatever decodes whole also decodes as headers, to the same fields,
 	 * with the pad counted as payload. */

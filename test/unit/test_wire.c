@@ -2428,6 +2428,169 @@ TEST(wire, pkt_decode_hdr__keeps_trailing_bytes_of_control_packets)
 }
 
 /* The Write fast path must produce exactly what the full encoder does. */
+/* ---- mrcp_pkt_decode_rx, mrcp_write_decode, mrcp_write_from_pkt --------------- */
+
+/* The mrcp_write view agrees with the generic decode @p of the same bytes. */
+static void check_write_view(const char *name, const struct mrcp_pkt *p, const struct mrcp_write *w)
+{
+	bool ts = (p->hdrs & MRCP_HDR_TSETH) != 0;
+
+	if (w->dest_qp != p->bth.dest_qp || w->psn != p->bth.psn || w->opcode != p->bth.opcode ||
+	    w->ack_req != p->bth.ack_req || w->rtx != p->bth.rtx || w->ts != ts ||
+	    w->tx_timestamp != (ts ? p->tseth.tx_timestamp : 0) || w->rq_msn != p->meth.rq_msn ||
+	    w->msn != p->meth.msn || w->va != p->reth.va || w->rkey != p->reth.rkey ||
+	    w->dma_len != p->reth.dma_len || w->imm != ((p->hdrs & MRCP_HDR_IMM) ? p->imm : 0) ||
+	    w->payload != p->payload || w->payload_len != p->payload_len)
+		mrcp_test_fail(__FILE__, __LINE__, "%s: the write view differs", name);
+}
+
+/* mrcp_write_decode on @buf[0..len) accepts exactly the Writes mrcp_pkt_decode
+ * accepted (@rc, @p), to the same fields; mrcp_write_from_pkt agrees too. */
+static void check_write_agrees(const char *name, const uint8_t *buf, size_t len, int rc,
+			       const struct mrcp_pkt *p)
+{
+	bool write = rc == 0 && mrcp_opcode_is_data(p->bth.opcode);
+	struct mrcp_write w;
+	int rc_w;
+
+	memset(&w, 0x5A, sizeof(w));
+	rc_w = mrcp_write_decode(buf, len, &w);
+	if (rc_w != (write ? 0 : -EBADMSG))
+		mrcp_test_fail(__FILE__, __LINE__, "%s, %zu B: decode %d, write_decode %d", name, len, rc, rc_w);
+	if (!write)
+		return;
+	check_write_view(name, p, &w);
+	memset(&w, 0x5A, sizeof(w));
+	mrcp_write_from_pkt(p, &w);
+	check_write_view(name, p, &w);
+}
+
+/* decode_rx and decode on @buf[0..len) (exact-size copies): the same return
+ * value, and on success the same fields and payload. */
+static void check_rx_agrees(const char *name, const uint8_t *buf, size_t len)
+{
+	uint8_t *copy = dup_exact(buf, len);
+	struct mrcp_pkt p, q;
+	int rc = mrcp_pkt_decode(copy, len, &p);
+	int rc_rx;
+
+	memset(&q, 0x5A, sizeof(q));
+	rc_rx = mrcp_pkt_decode_rx(copy, len, &q);
+	if (rc != rc_rx)
+		mrcp_test_fail(__FILE__, __LINE__, "%s, %zu B: decode %d, decode_rx %d", name, len, rc, rc_rx);
+	if (rc == 0) {
+		if (!same_pkt(&p, &q) || p.payload != q.payload)
+			mrcp_test_fail(__FILE__, __LINE__, "%s, %zu B: decode_rx differs", name, len);
+		/* the fields outside the control union match too (zeroed when absent) */
+		ASSERT_TRUE(memcmp(&p.meth, &q.meth, sizeof(p.meth)) == 0);
+		ASSERT_EQ(p.tseth.tx_timestamp, q.tseth.tx_timestamp);
+		ASSERT_EQ(p.tseth.tsr, q.tseth.tsr);
+		ASSERT_EQ(p.tseth.ftype, q.tseth.ftype);
+		ASSERT_EQ(p.reth.va, q.reth.va);
+		ASSERT_EQ(p.reth.rkey, q.reth.rkey);
+		ASSERT_EQ(p.reth.dma_len, q.reth.dma_len);
+		ASSERT_EQ(p.imm, q.imm);
+	}
+	check_write_agrees(name, copy, len, rc, &p);
+	free(copy);
+}
+
+TEST(wire, pkt_decode_rx_and_write_decode__agree_with_pkt_decode)
+{
+	for (size_t i = 0; i < N_KINDS; i++) {
+		static uint8_t buf[PKT_BUF];
+		const struct kind *k = &kinds[i];
+		struct mrcp_pkt p;
+		size_t n = encode_kind(k, buf, &p);
+
+		/* every truncation and one byte too many */
+		for (size_t len = 0; len <= n + 1; len++)
+			check_rx_agrees(k->name, buf, len);
+		/* every bit of the headers and of the first payload bytes */
+		for (size_t bit = 0; bit < (k->hdr_len + 8) * 8 && bit < n * 8; bit++) {
+			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+			check_rx_agrees(k->name, buf, n);
+			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		}
+		/* every opcode byte on this packet's bytes */
+		for (unsigned op = 0; op < 256; op++) {
+			uint8_t keep = buf[0];
+
+			buf[0] = (uint8_t)op;
+			check_rx_agrees(k->name, buf, n);
+			buf[0] = keep;
+		}
+	}
+}
+
+/* ---- mrcp_sack_encode ------------------------------------------------------- */
+
+TEST(wire, sack_encode__equals_full_encode)
+{
+	static const uint32_t qpns[] = { 0, 0x42, MRCP_QPN_MASK };
+
+	for (unsigned i = 0; i < sizeof(qpns) / sizeof(qpns[0]); i++) {
+		for (unsigned v = 0; v < 2; v++) {
+			struct mrcp_pkt p;
+			uint8_t want[64], got[64];
+			int n;
+
+			ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_SACK, qpns[i], v ? seth_max.cack_psn : seth_sample.cack_psn));
+			p.seth = v ? seth_max : seth_sample;
+			p.cc = cc_sample;
+			n = mrcp_pkt_encode_hdr(&p, want, sizeof(want));
+			ASSERT_EQ(48, n);
+			memset(got, 0xA5, sizeof(got));
+			ASSERT_EQ(48, mrcp_sack_encode(qpns[i], &p.seth, &p.cc, got, sizeof(got)));
+			ASSERT_TRUE(memcmp(want, got, 48) == 0);
+			ASSERT_EQ(0xA5, got[48]);
+		}
+	}
+}
+
+TEST(wire, sack_encode__rejects_short_cap_and_bad_fields)
+{
+	struct mrcp_seth seth = seth_sample;
+	struct mrcp_cc_state cc = cc_sample;
+	uint8_t buf[64];
+
+	memset(buf, 0xA5, sizeof(buf));
+	ASSERT_EQ(-ENOBUFS, mrcp_sack_encode(1, &seth, &cc, buf, 47));
+	ASSERT_EQ(0xA5, buf[0]);
+	ASSERT_EQ(-EINVAL, mrcp_sack_encode(MRCP_QPN_MASK + 1, &seth, &cc, buf, sizeof(buf)));
+	seth.m = 3;
+	ASSERT_EQ(-EINVAL, mrcp_sack_encode(1, &seth, &cc, buf, sizeof(buf)));
+	seth = seth_sample;
+	cc.ooo_count = 0x8000;
+	ASSERT_EQ(-EINVAL, mrcp_sack_encode(1, &seth, &cc, buf, sizeof(buf)));
+}
+
+TEST(wire, data_hdr_template__equals_full_encode)
+{
+	static const uint32_t qpns[] = { 0, 0x123456, MRCP_QPN_MASK };
+
+	for (int imm = 0; imm < 2; imm++) {
+		for (unsigned i = 0; i < sizeof(qpns) / sizeof(qpns[0]); i++) {
+			struct mrcp_pkt t;
+			uint8_t want[MRCP_DATA_HDR_MAX], got[MRCP_DATA_HDR_MAX + 1];
+			int n;
+
+			ASSERT_EQ(0, mrcp_pkt_init(&t, imm ? MRCP_OP_WRITE_ONLY_IMM : MRCP_OP_WRITE_ONLY, qpns[i], 0));
+			t.meth.msn = (uint16_t)(0xFEDC + i);
+			t.meth.rq_msn = (uint16_t)(0x0102 + i);
+			t.reth.rkey = 0xDEADBEEF - i;
+			t.reth.dma_len = 100000 + i;
+			t.imm = 0xCAFEF00D;
+			n = mrcp_pkt_encode_hdr(&t, want, sizeof(want));
+			memset(got, 0xA5, sizeof(got));
+			ASSERT_EQ((size_t)n, mrcp_data_hdr_template(got, qpns[i], t.meth.msn, t.meth.rq_msn, t.reth.rkey,
+								    t.reth.dma_len, imm, t.imm));
+			ASSERT_MEMEQ(want, got, (size_t)n);
+			ASSERT_EQ(0xA5, got[n]);
+		}
+	}
+}
+
 TEST(wire, data_hdr_patch__equals_full_encode)
 {
 	static const uint8_t ops[] = {MRCP_OP_WRITE_FIRST, MRCP_OP_WRITE_MIDDLE, MRCP_OP_WRITE_LAST,
