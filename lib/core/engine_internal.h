@@ -112,7 +112,8 @@ struct sb_entry {
 	uint8_t b_exp;           /* b = 2^b_exp */
 	uint8_t tx_count;
 	uint8_t rtx_cause;       /* which counter the next retransmit bumps */
-	uint8_t spare[13];       /* to 64 B: indexing by PSN is then a shift */
+	uint16_t charged;        /* D64: 1 + the EV charged with this PSN's loss or RTO, 0 none */
+	uint8_t spare[10];       /* to 64 B (one pad byte before charged): indexing by PSN is a shift */
 };
 static_assert(sizeof(struct sb_entry) == 64, "sb_entry: a power of two");
 

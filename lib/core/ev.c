@@ -94,6 +94,8 @@ static const uint8_t ev_fsm[MRCP_EV_NSTATES][MRCP_EV_NEVENTS] = {
 	/* our choice: ALLOW of an EV that is not DENIED is an idempotent
 	 * controller command, not an error */
 	IGNORED(GOOD, ALLOW),
+	/* D64: nothing to undo */
+	IGNORED(GOOD, LOSS_UNDONE),
 	/* denied (bugs: only SKIP EVs expire, only ASSUMED_BAD EVs are
 	 * probed): SKIP_EXPIRED, PROBE_OK_NONE, PROBE_OK_SKIP */
 
@@ -112,6 +114,8 @@ static const uint8_t ev_fsm[MRCP_EV_NSTATES][MRCP_EV_NEVENTS] = {
 	LEGAL(SKIP, DENY, DENIED),
 	/* our choice: idempotent controller command */
 	IGNORED(SKIP, ALLOW),
+	/* D64: the loss that skipped it was not one */
+	LEGAL(SKIP, LOSS_UNDONE, GOOD),
 	/* denied (bugs: SKIP EVs are not probed): PROBE_OK_NONE, PROBE_OK_SKIP */
 
 	/* ---- ASSUMED_BAD ---- */
@@ -133,6 +137,10 @@ static const uint8_t ev_fsm[MRCP_EV_NSTATES][MRCP_EV_NEVENTS] = {
 	LEGAL(ASSUMED_BAD, DENY, DENIED),
 	/* our choice: idempotent controller command; probes decide */
 	IGNORED(ASSUMED_BAD, ALLOW),
+	/* D64: the loss or RTO that retired it was not one: back in service
+	 * as if its probes had been answered (a really dead path retires it
+	 * again with its next loss) */
+	LEGAL(ASSUMED_BAD, LOSS_UNDONE, GOOD),
 	/* denied (bug: not SKIP): SKIP_EXPIRED */
 
 	/* ---- DENIED ---- */
@@ -147,6 +155,8 @@ static const uint8_t ev_fsm[MRCP_EV_NSTATES][MRCP_EV_NEVENTS] = {
 	IGNORED(DENIED, DENY),
 	/* §5.3: controller re-enables; the EV goes to the backup pool */
 	LEGAL(DENIED, ALLOW, GOOD),
+	/* D64: the controller's decision stands */
+	IGNORED(DENIED, LOSS_UNDONE),
 	/* denied (bugs: "DENIED EVs are never probed", not SKIP):
 	 * SKIP_EXPIRED, PROBE_OK_NONE, PROBE_OK_SKIP */
 };

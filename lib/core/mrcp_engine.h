@@ -383,6 +383,7 @@ void mrcp_qp_set_backlog(struct mrcp_engine *e, uint32_t qpn, uint8_t percent);
 	X(rtx_rto, "retransmissions: RTO")                                     \
 	X(rtx_port_down, "retransmissions: local port down (D50)")             \
 	X(rtx_spurious, "fast retransmissions found unneeded (original SACKed)") \
+	X(losses_undone, "EV charges for losses or RTOs undone: an earlier copy arrived (D64)") \
 	X(rx_data_pkts, "data packets received and placed")                    \
 	X(rx_data_bytes, "payload bytes placed")                               \
 	X(rx_dup, "duplicate data packets (not placed)")                       \

@@ -44,7 +44,8 @@ enum mrcp_ev_state {
 	X(PROBE_OK_NONE)    /* D45: resurrected, last answer m = NONE */       \
 	X(PROBE_OK_SKIP)    /* D45: resurrected, last answer m = SKIP_ONCE */  \
 	X(DENY)             /* controller denylist */                          \
-	X(ALLOW)            /* controller re-enables a DENIED EV */
+	X(ALLOW)            /* controller re-enables a DENIED EV */            \
+	X(LOSS_UNDONE)      /* D64: a loss or RTO charged to it proved spurious */
 enum mrcp_ev_event {
 	MRCP_EV_EVT_INVALID = 0,
 #define X(e) MRCP_EV_EVT_##e,

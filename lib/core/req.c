@@ -80,6 +80,23 @@ static void rtx_queue(struct qp *qp, uint32_t psn, uint8_t cause, uint64_t not_b
 
 enum { CAUSE_FAST = 1, CAUSE_NACK, CAUSE_RTO, CAUSE_PORT };
 
+/* D64: a PSN whose loss or RTO was charged to an EV is acknowledged. If
+ * the copy that arrived is known to be an earlier one than the last resend
+ * (@earlier: its echoed timestamp says so; or the PSN was never resent), it
+ * went on the charged EV: the loss was a pause or a reorder, not the path,
+ * and the EV gets its service back. Otherwise the charge stands. Either way
+ * it is settled. */
+static void undo_charge(struct mrcp_engine *e, struct qp *qp, struct sb_entry *en, bool earlier)
+{
+	int idx = en->charged - 1;
+
+	en->charged = 0;
+	if (earlier || (en->flags & SB_RTXQ)) {
+		qp->c.losses_undone++;
+		mrcp_ev_event(&qp->evs, idx, MRCP_EV_EVT_LOSS_UNDONE, e->now);
+	}
+}
+
 /* Everything up to and including @psn was received: free it (§4.4 step 1).
  * @return the nominal bytes that left flight, for the CC. */
 static uint64_t ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint64_t *newest_sent)
@@ -102,6 +119,8 @@ static uint64_t ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, 
 				newest = en->sent_ns;
 			if (en->ev >= 0 && mrc)
 				qp->evs.evs[en->ev].c.sacked++;
+			if (en->charged)
+				undo_charge(e, qp, en, false);
 		}
 		acked += out_remove(qp, una);
 		if (en->flags & SB_RTXQ)
@@ -403,8 +422,10 @@ static void declare_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uin
 		qp->cc->ops->on_forget(qp->cc->priv, nominal);
 	else
 		qp->cc->ops->on_loss(qp->cc->priv, nominal, e->now);
-	if (qp->mode == MRCP_MODE_MRC && en->ev >= 0)
+	if (qp->mode == MRCP_MODE_MRC && en->ev >= 0) {
 		mrcp_ev_on_loss(&qp->evs, en->ev, e->now); /* D30 */
+		en->charged = (uint16_t)(en->ev + 1);    /* D64 */
+	}
 }
 
 static void infer_losses(struct mrcp_engine *e, struct qp *qp, uint64_t newest_sent)
@@ -437,7 +458,7 @@ static void infer_losses(struct mrcp_engine *e, struct qp *qp, uint64_t newest_s
  * (RFC 8985 §7.2); it decays by half after 256 SACKs without one. */
 static void check_spurious(struct mrcp_engine *e, struct qp *qp, uint32_t trig, uint16_t echo_ts)
 {
-	const struct sb_entry *en;
+	struct sb_entry *en;
 
 	if (++qp->sacks_since_spurious >= 256 && qp->reo_extra_ns != 0) {
 		qp->reo_extra_ns /= 2;
@@ -447,10 +468,14 @@ static void check_spurious(struct mrcp_engine *e, struct qp *qp, uint32_t trig, 
 	    !mrcp_psn_lt(trig, qp->next_psn))
 		return;
 	en = sb_at(qp, trig);
-	if (en->tx_count < 2 || en->rtx_cause != CAUSE_FAST)
+	if (en->tx_count < 2)
 		return;
 	/* the echoed copy is older than the last send by more than a tick */
 	if (mrcp__ts_age_ns(e->now, echo_ts) <= e->now - en->sent_ns + (1u << TS_UNIT_SHIFT))
+		return;
+	if (en->charged && (en->flags & SB_LIVE) && !(en->flags & SB_SACKED))
+		undo_charge(e, qp, en, true); /* D64 */
+	if (en->rtx_cause != CAUSE_FAST)
 		return;
 	qp->c.rtx_spurious++;
 	qp->sacks_since_spurious = 0;
@@ -491,6 +516,8 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 			struct sb_entry *en = sb_at(qp, psn);
 			if (!(en->flags & SB_LIVE) || (en->flags & SB_SACKED))
 				continue;
+			if (en->charged)
+				undo_charge(e, qp, en, false);
 			acked += out_remove(qp, psn);
 			if (en->flags & SB_RTXQ) {
 				en->flags &= (uint8_t)~SB_RTXQ;
@@ -837,8 +864,10 @@ static void rto_round(struct mrcp_engine *e, struct qp *qp)
 		uint32_t next = en->next;
 
 		if (mrcp_time_le(en->deadline_ns, e->now)) {
-			if (qp->mode == MRCP_MODE_MRC && en->ev >= 0)
+			if (qp->mode == MRCP_MODE_MRC && en->ev >= 0) {
 				mrcp_ev_event(&qp->evs, en->ev, MRCP_EV_EVT_RTO, e->now);
+				en->charged = (uint16_t)(en->ev + 1); /* D64 */
+			}
 			rtx_queue(qp, psn, CAUSE_RTO, 0);
 			en->flags |= SB_BY_TIMEOUT;
 			expired++;

@@ -109,7 +109,7 @@ TEST(ev, ev_event_name__every_event_and_out_of_range)
 	static const char *const names[] = {
 		"INVALID", "SACK_SKIP_ONCE", "SACK_ALWAYS_SKIP", "NACK_TRIMMED",
 		"LOSS", "LOSS_TRIMMING", "RTO", "SKIP_EXPIRED", "PROBE_OK_NONE",
-		"PROBE_OK_SKIP", "DENY", "ALLOW",
+		"PROBE_OK_SKIP", "DENY", "ALLOW", "LOSS_UNDONE",
 	};
 
 	ASSERT_EQ(MRCP_EV_NEVENTS, sizeof(names) / sizeof(names[0]));
@@ -424,20 +424,20 @@ TEST(ev, ev_usable_active__counts_good_and_skip_in_active_pool)
 /*
  * Expected outcome of every cell, written from brief §5.3 and the decisions
  * documented in ev.c, independently of its table. One character per event in
- * enum order (events 1..11): G S A D = the new state; '=' = legal no-op
+ * enum order (events 1..12): G S A D = the new state; '=' = legal no-op
  * (state unchanged, not counted); 'x' = denied (state unchanged,
  * bad_transition + 1). Refresh cells (SKIP -> SKIP) read 'S'.
  *
  *            SACK_SKIP_ONCE, SACK_ALWAYS_SKIP, NACK_TRIMMED, LOSS,
  *            LOSS_TRIMMING, RTO, SKIP_EXPIRED, PROBE_OK_NONE,
- *            PROBE_OK_SKIP, DENY, ALLOW
+ *            PROBE_OK_SKIP, DENY, ALLOW, LOSS_UNDONE (D64)
  */
 static const char *const expect_rows[MRCP_EV_NSTATES] = {
-	[MRCP_EV_INVALID]     = "xxxxxxxxxxx",
-	[MRCP_EV_GOOD]        = "SASSAAxxxD=",
-	[MRCP_EV_SKIP]        = "SASSAAGxxD=",
-	[MRCP_EV_ASSUMED_BAD] = "======xGSD=",
-	[MRCP_EV_DENIED]      = "======xxx=G",
+	[MRCP_EV_INVALID]     = "xxxxxxxxxxxx",
+	[MRCP_EV_GOOD]        = "SASSAAxxxD==",
+	[MRCP_EV_SKIP]        = "SASSAAGxxD=G",
+	[MRCP_EV_ASSUMED_BAD] = "======xGSD=G",
+	[MRCP_EV_DENIED]      = "======xxx=G=",
 };
 
 static uint8_t expect_state(char ch, uint8_t from)

@@ -821,6 +821,71 @@ TEST(req, req_on_timer__rto_resends_on_a_fresh_ev_and_retires_the_old_one)
 	fx_fini(&f);
 }
 
+/* ---- D64: charges undone --------------------------------------------------------------- */
+
+/* An RTO retired ev0 and resent PSN 0 elsewhere; the SACK for PSN 0 echoes
+ * the timestamp of the original (the receiver had paused, D64): ev0 is back
+ * in service. @resend_arrived: it echoes the resend's, and the charge stands. */
+static void rto_then_sack(bool resend_arrived)
+{
+	struct fx f;
+	uint32_t ev0;
+	uint64_t resent;
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	ev0 = f.o[0].tx.ev;
+	f.now = resent = T0 + f.qp->T_ns + 2048;
+	drain(&f);
+	ASSERT_EQ(1, qc(&f).rtx_rto);
+	ASSERT_EQ(MRCP_EV_ASSUMED_BAD, ev_state(&f, ev0));
+	ASSERT_NE(0, sb(&f, 0)->charged);
+	f.now += 3000;
+	sack(&f, 0, 0, 0, 0, resend_arrived ? resent : T0);
+	ASSERT_EQ(resend_arrived ? 0 : 1, qc(&f).losses_undone);
+	ASSERT_EQ(resend_arrived ? MRCP_EV_ASSUMED_BAD : MRCP_EV_GOOD, ev_state(&f, ev0));
+	fx_fini(&f);
+}
+
+TEST(req, undo_charge__a_sack_of_the_original_gives_the_rto_ev_back)
+{
+	rto_then_sack(false);
+}
+
+TEST(req, undo_charge__a_sack_of_the_resend_leaves_the_charge)
+{
+	rto_then_sack(true);
+}
+
+TEST(req, undo_charge__a_lost_psn_sacked_before_its_resend_gives_the_ev_back)
+{
+	struct fx f;
+	uint64_t guard;
+	uint32_t ev0;
+	char dlog[256];
+
+	fx_init(&f);
+	guard = f.qp->target_qdelay_ns;
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	ev0 = f.o[0].tx.ev;
+	f.now = T0 + 1000;
+	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	f.now = T0 + guard + 2000;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0);         /* PSN 1 arrived: PSN 0 is lost */
+	ASSERT_EQ(1, qc(&f).losses);
+	ASSERT_EQ(MRCP_EV_SKIP, ev_state(&f, ev0)); /* D30, no trimming */
+	ASSERT_TRUE(sb(&f, 0)->flags & SB_RTXQ);
+	sack(&f, 1, 0, 0, 0, 0);                  /* ...and then PSN 0 too, before its resend */
+	ASSERT_EQ(1, qc(&f).losses_undone);
+	ASSERT_EQ(MRCP_EV_GOOD, ev_state(&f, ev0));
+	drain(&f);
+	ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog))); /* nothing left to resend */
+	fx_fini(&f);
+}
+
 /*
  * Was an engine bug (fixed) (req.c, mrcp__req_on_timer): tlp_time() and aeth_probe_time()
  * return UINT64_MAX for "not due", but the caller tests them with
