@@ -463,6 +463,52 @@ TEST(sim, sleeping_peer_beyond_rto__cc_inflight_follows_the_scoreboard)
 	sleepy_run(&p);
 }
 
+/* D64: a lossless fabric whose receiver naps up to 300 us, beyond the RTO
+ * (65.5 us). Every RTO the sender charges to an EV is spurious: the original
+ * was only waiting in the sleeping receiver's queue. Charges are undone when
+ * the proof comes (acknowledged before the resend, or a SACK echoing the
+ * original's timestamp): with seed 24, 1,365 of them over 1,783 RTO rounds.
+ * The rest stay charged (the resend's SACK came first) and wait for probes,
+ * so some EVs are still out when the transfer ends; none may be left out
+ * for good, which sc_verify's completion already implies. */
+TEST(sim, sleeping_receiver_lossless__spurious_charges_are_undone)
+{
+	struct sc_cfg c;
+	struct sc s;
+	unsigned bad = 0;
+
+	sc_cfg_defaults(&c);
+	c.name = "sleeping receiver, lossless";
+	c.seed = getenv("SC_SEED") ? strtoull(getenv("SC_SEED"), NULL, 0) : 24;
+	c.mtu = 2048;
+	c.timeout = 6;
+	c.exp_cnt = 25;
+	c.write_imm = true;
+	c.msgs = 512;             /* 32 MiB of 64 KiB WriteImms */
+	c.window = 16;
+	c.delay_ns = 1500;
+	c.sleep_max_ns = 300000;
+	c.awake_max_ns = 50000;
+	c.sleep_nodes = 2;
+	c.deadline_ns = 60000000000ull;
+	sc_setup(&s, &c);
+	ASSERT_EQ(0, sc_run(&s));
+	sc_verify(&s);
+	ASSERT_GT(SC_SUM(&s, 0, rto_rounds) + SC_SUM(&s, 0, losses), 0);
+	ASSERT_GT(SC_SUM(&s, 0, losses_undone), 100);
+	for (unsigned i = 0; i < s.nq; i++) {
+		const struct mrcp_ev_set *evs = mrcp_qp_evs(s.e[0], s.q[i].qpn_tx);
+
+		for (unsigned k = 0; k < evs->n_evs; k++)
+			bad += evs->evs[k].state == MRCP_EV_ASSUMED_BAD;
+	}
+	if (getenv("SC_DEBUG"))
+		fprintf(stderr, "  rto rounds %llu, losses %llu, undone %llu, ASSUMED_BAD at the end %u\n",
+			(unsigned long long)SC_SUM(&s, 0, rto_rounds), (unsigned long long)SC_SUM(&s, 0, losses),
+			(unsigned long long)SC_SUM(&s, 0, losses_undone), bad);
+	sc_teardown(&s);
+}
+
 /* Two QPs share the peer's QPCC (D53): an RTO round on one must not wipe
  * the other's bytes from inflight. */
 TEST(sim, sleeping_workers_two_qps__shared_qpcc_inflight_follows_the_scoreboard)
