@@ -830,6 +830,34 @@ static void status_merge(json_t *to, const json_t *from)
 	}
 }
 
+/* Fold one more worker's answer into the first one's. */
+static void combine(enum mrcd_ctl_cmd cmd, json_t *to, json_t *from)
+{
+	switch (cmd) {
+	case MRCD_CTL_QPS:
+	case MRCD_CTL_LCORES:
+	case MRCD_CTL_PROBES: /* one list */
+		json_array_extend(to, from);
+		break;
+	case MRCD_CTL_PORTS: /* the same ports: their counters add up */
+		for (size_t i = 0; i < json_array_size(from); i++) {
+			json_t *t = json_array_get(to, i), *f = json_array_get(from, i);
+
+#define X(c, d) json_integer_set(json_object_get(t, #c), json_integer_value(json_object_get(t, #c)) + \
+				 json_integer_value(json_object_get(f, #c)));
+			MRCD_DP_PORT_COUNTERS(X)
+#undef X
+		}
+		break;
+	case MRCD_CTL_STATUS:
+		status_merge(to, from);
+		break;
+	default: /* counters */
+		sum_counters(to, from);
+		break;
+	}
+}
+
 /* The worker a new selftest goes to: the one asked for, else the one with
  * the fewest QPs (a racy read of the owners table is good enough). */
 static struct mrcd_dp *pick_worker(struct mrcd_dp *dp, int want)
@@ -888,15 +916,6 @@ static void dispatch(struct mrcd_dp *dp, struct exec *x)
 	case MRCD_CTL_QPS:
 	case MRCD_CTL_LCORES:
 	case MRCD_CTL_PROBES:
-		run_on(dp, x);
-		for (unsigned k = 1; k < n && !x->err; k++) {
-			json_t *more = run_more(dp, k, x);
-
-			if (more && x->result)
-				json_array_extend(x->result, more);
-			json_decref(more);
-		}
-		return;
 	case MRCD_CTL_STATUS:
 	case MRCD_CTL_PORTS:
 	case MRCD_CTL_COUNTERS:
@@ -904,21 +923,8 @@ static void dispatch(struct mrcd_dp *dp, struct exec *x)
 		for (unsigned k = 1; k < n && !x->err; k++) {
 			json_t *more = run_more(dp, k, x);
 
-			if (more && x->result && r->cmd == MRCD_CTL_PORTS) {
-				for (size_t i = 0; i < json_array_size(more); i++) {
-					json_t *to = json_array_get(x->result, i), *from = json_array_get(more, i);
-
-#define X(c, d) json_integer_set(json_object_get(to, #c),                                       \
-				 json_integer_value(json_object_get(to, #c)) +                  \
-				 json_integer_value(json_object_get(from, #c)));
-					MRCD_DP_PORT_COUNTERS(X)
-#undef X
-				}
-			} else if (more && x->result && r->cmd == MRCD_CTL_STATUS) {
-				status_merge(x->result, more);
-			} else if (more && x->result) {
-				sum_counters(x->result, more);
-			}
+			if (more && x->result)
+				combine(r->cmd, x->result, more);
 			json_decref(more);
 		}
 		if (r->cmd == MRCD_CTL_STATUS && x->result)

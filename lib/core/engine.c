@@ -380,6 +380,24 @@ void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp)
 
 /* ---- receive ---------------------------------------------------------------- */
 
+/* The QP a received packet is for, if it exists and receives (RTR, RTS);
+ * else counted and NULL. */
+static inline struct qp *rx_qp(struct mrcp_engine *e, uint32_t dest_qp)
+{
+	struct qp *qp = mrcp__qp_lookup(e, dest_qp);
+
+	if (qp == NULL) {
+		e->c.rx_unknown_qp++; /* D60 */
+		return NULL;
+	}
+	mrcp__burst_touch(e, qp);
+	if (qp->state != MRCP_QPS_RTR && qp->state != MRCP_QPS_RTS) {
+		e->c.rx_bad_state++;
+		return NULL;
+	}
+	return qp;
+}
+
 /* An untrimmed Write: decoded straight into the responder's view, then the
  * checks of rx_one() that apply to a Write, in the same order. */
 static void rx_write(struct mrcp_engine *e, const struct mrcp_rx *rx)
@@ -395,17 +413,9 @@ static void rx_write(struct mrcp_engine *e, const struct mrcp_rx *rx)
 		e->c.rx_bad_opcode++;
 		return;
 	}
-	qp = mrcp__qp_lookup(e, w.dest_qp);
-	if (qp == NULL) {
-		e->c.rx_unknown_qp++; /* D60 */
-		return;
-	}
-	mrcp__burst_touch(e, qp);
-	if (qp->state != MRCP_QPS_RTR && qp->state != MRCP_QPS_RTS) {
-		e->c.rx_bad_state++;
-		return;
-	}
-	mrcp__resp_on_data(e, qp, &w, rx);
+	qp = rx_qp(e, w.dest_qp);
+	if (qp != NULL)
+		mrcp__resp_on_data(e, qp, &w, rx);
 }
 
 static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
@@ -439,16 +449,9 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 		e->c.rx_bad_opcode++;
 		return;
 	}
-	qp = mrcp__qp_lookup(e, p.bth.dest_qp);
-	if (qp == NULL) {
-		e->c.rx_unknown_qp++; /* D60 */
+	qp = rx_qp(e, p.bth.dest_qp);
+	if (qp == NULL)
 		return;
-	}
-	mrcp__burst_touch(e, qp);
-	if (qp->state != MRCP_QPS_RTR && qp->state != MRCP_QPS_RTS) {
-		e->c.rx_bad_state++;
-		return;
-	}
 	if (rx->trim != MRCP_TRIM_NONE && !mrcp_opcode_is_data(p.bth.opcode)) {
 		/* a trimmed control packet carries nothing we can trust */
 		e->c.rx_bad_decode++;
