@@ -1284,40 +1284,65 @@ static unsigned rx_handover(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, u
 	return n;
 }
 
-static unsigned rx_port(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned i, uint64_t now)
+/* One received frame of port @i: admin state, steering, then the parser. */
+static void rx_one(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned i, struct rte_mbuf *m,
+		   uint64_t now)
 {
 	struct mrcd_dp_port *p = &dp->ports[i];
-	struct rte_mbuf *m[MRCD_DP_BURST];
-	void *due[MRCD_DP_BURST];
-	unsigned n, nd, got = 0;
 
-	n = rte_eth_rx_burst(p->port_id, (uint16_t)dp->index, m, MRCD_DP_BURST);
-	for (unsigned k = 0; k < n; k++) {
-		p->c.rx_pkts++;
-		p->c.rx_bytes += m[k]->pkt_len;
-		if (!p->admin_up) {
-			p->c.rx_admin_down++;
-			rte_pktmbuf_free(m[k]);
-			continue;
+	p->c.rx_pkts++;
+	p->c.rx_bytes += m->pkt_len;
+	if (!p->admin_up) {
+		p->c.rx_admin_down++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (dp->n_workers > 1 && steer(dp, i, m))
+		return;
+	if (rb->n + 2 > RTE_DIM(rb->rx))
+		rx_flush(dp, rb, now);
+	rx_frame(dp, rb, b, i, m, false, false, now);
+}
+
+/* Receive a burst from every port, then hand the frames to the engine
+ * interleaved, one from each port in turn. The sender sprays consecutive
+ * PSNs over the planes, so this is about the order they were sent in; a
+ * worker that took each port's burst whole after a pause would show the
+ * engine PSNs from one plane far ahead of the others', and its SACKs would
+ * make the sender infer losses that are not (D29, D64). Then frames the
+ * fault stage held. */
+static unsigned rx_ports(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, uint64_t now)
+{
+	struct rte_mbuf *m[MRCD_MAX_PORTS][MRCD_DP_BURST];
+	uint16_t n[MRCD_MAX_PORTS];
+	void *due[MRCD_DP_BURST];
+	unsigned most = 0, got = 0, nd;
+
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		n[i] = rte_eth_rx_burst(dp->ports[i].port_id, (uint16_t)dp->index, m[i], MRCD_DP_BURST);
+		got += n[i];
+		if (n[i] > most)
+			most = n[i];
+	}
+	for (unsigned k = 0; k < most; k++)
+		for (unsigned i = 0; i < dp->n_ports; i++)
+			if (k < n[i])
+				rx_one(dp, rb, b, i, m[i][k], now);
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		struct mrcd_dp_port *p = &dp->ports[i];
+
+		nd = mrcd_delayq_pop_due(p->delay_rx, now, due, MRCD_DP_BURST);
+		for (unsigned k = 0; k < nd; k++) {
+			if (rb->n + 2 > RTE_DIM(rb->rx))
+				rx_flush(dp, rb, now);
+			rx_frame(dp, rb, b, i, due[k], true, false, now);
 		}
-		if (rb->n + 2 > RTE_DIM(rb->rx))
-			rx_flush(dp, rb, now);
-		if (dp->n_workers > 1 && steer(dp, i, m[k]))
-			continue;
-		rx_frame(dp, rb, b, i, m[k], false, false, now);
+		got += nd;
+		nd = mrcd_delayq_pop_due(p->delay_tx, now, due, MRCD_DP_BURST);
+		for (unsigned k = 0; k < nd; k++)
+			txb_add(dp, b, i, due[k]);
+		got += nd;
 	}
-	got += n;
-	nd = mrcd_delayq_pop_due(p->delay_rx, now, due, MRCD_DP_BURST);
-	for (unsigned k = 0; k < nd; k++) {
-		if (rb->n + 2 > RTE_DIM(rb->rx))
-			rx_flush(dp, rb, now);
-		rx_frame(dp, rb, b, i, due[k], true, false, now);
-	}
-	got += nd;
-	nd = mrcd_delayq_pop_due(p->delay_tx, now, due, MRCD_DP_BURST);
-	for (unsigned k = 0; k < nd; k++)
-		txb_add(dp, b, i, due[k]);
-	got += nd;
 	return got;
 }
 
@@ -1559,8 +1584,8 @@ static int worker_main(void *arg)
 				port_flush(dp, i, NULL);
 			room = p->n_pending == 0;
 			mrcp_port_set_tx_room(dp->eng, (uint8_t)(i + 1), room);
-			work += rx_port(dp, rb, b, i, now);
 		}
+		work += rx_ports(dp, rb, b, now);
 		work += rx_handover(dp, rb, b, now);
 		rx_flush(dp, rb, now);
 		for (unsigned h = 0; h < dp->n_hooks; h++)
