@@ -368,11 +368,12 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		if (op.progress)
 			fprintf(stderr, "mrc-sim: %s: setup %.3f s; %llu events, %llu of them packet hops, in %.3f s CPU: "
-					"%.2f M events/s, %.2f M packet events/s\n",
+					"%.2f M events/s, %.2f M packet events/s; peak RSS %.1f MiB\n",
 				r[i].transport, r[i].setup_s, (unsigned long long)r[i].events,
 				(unsigned long long)r[i].hop_events, r[i].cpu_s,
 				r[i].cpu_s > 0 ? (double)r[i].events / r[i].cpu_s / 1e6 : 0.0,
-				r[i].cpu_s > 0 ? (double)r[i].hop_events / r[i].cpu_s / 1e6 : 0.0);
+				r[i].cpu_s > 0 ? (double)r[i].hop_events / r[i].cpu_s / 1e6 : 0.0,
+				(double)r[i].peak_rss_kb / 1024.0);
 	}
 	for (unsigned i = 0; i < n; i++)
 		print_detail(&s, &op, &r[i]);
@@ -383,6 +384,12 @@ int main(int argc, char **argv)
 			       (double)r[i].end_ns / 1000.0,
 			       r[i].stalled ? ", stalled: no engine deadline or packet pending" : "",
 			       (unsigned long long)s.seed);
+	for (unsigned i = 0; i < n; i++)
+		if (r[i].ctl_dropped || r[i].cq_overflow || r[i].events_dropped)
+			printf("note: %s: engine pools overflowed: %llu control packets dropped, %llu completions "
+			       "held back, %llu events dropped\n",
+			       r[i].transport, (unsigned long long)r[i].ctl_dropped,
+			       (unsigned long long)r[i].cq_overflow, (unsigned long long)r[i].events_dropped);
 	if (json != NULL && write_json(json, &s, r, n) != 0)
 		return 1;
 	if (csv != NULL && write_csv(csv, &op, r, n) != 0)

@@ -175,6 +175,8 @@ static void load_workload(struct ctx *c, const yaml_node_t *m, struct sim_scenar
 			get_u32(c, v, 2, 4096, &s->ranks);
 		} else if (!strcmp(key, "steps")) {
 			get_u32(c, v, 1, SIM_MAX_STEPS, &s->steps);
+		} else if (!strcmp(key, "shared_qps")) {
+			get_bool(c, v, &s->shared_qps);
 		} else if (!strcmp(key, "compute_us")) {
 			uint64_t us;
 			if (get_u64(c, v, 0, 1000000000ull, &us))
@@ -312,6 +314,8 @@ static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario
 	if ((s->wl == SIM_WL_ALLREDUCE || s->wl == SIM_WL_ALLTOALL) &&
 	    s->bytes < (uint64_t)(s->ranks ? s->ranks : s->hosts) * s->qps)
 		err(c, root, "a collective needs bytes >= ranks x qps (a chunk per QP)", NULL);
+	if (s->shared_qps && s->wl != SIM_WL_ALLTOALL)
+		err(c, root, "shared_qps is for alltoall only", NULL);
 	if ((s->ev_active && s->ev_active % s->planes) || (s->ev_backup != UINT32_MAX && s->ev_backup % s->planes))
 		err(c, root, "ev_active and ev_backup must be multiples of planes (D41)", NULL);
 	if (s->ecn_kmin_kb > s->ecn_kmax_kb)
@@ -406,6 +410,12 @@ int sim_scenario_load(const char *path, struct sim_scenario *s)
 			get_u32(&c, v, 1, 1u << 16, &s->sq_depth);
 		else if (!strcmp(key, "rq_depth"))
 			get_u32(&c, v, 1, 1u << 16, &s->rq_depth);
+		else if (!strcmp(key, "cq_size"))
+			get_u32(&c, v, 1, 1u << 24, &s->cq_size);
+		else if (!strcmp(key, "ctl_queue_size"))
+			get_u32(&c, v, 1, 1u << 24, &s->ctl_queue_size);
+		else if (!strcmp(key, "event_queue_size"))
+			get_u32(&c, v, 1, 1u << 24, &s->event_queue_size);
 		else if (!strcmp(key, "mpr"))
 			get_u32(&c, v, 1, 255, &s->mpr);
 		else if (!strcmp(key, "rto_timeout"))

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "mrcp_prng.h"
 #include "sim.h"
@@ -69,6 +70,8 @@ struct flow {
 struct simqp {
 	uint32_t flow;
 	uint32_t qpn_tx, qpn_rx;  /* on the flow's src / dst engine */
+	uint32_t rev;             /* shared_qps: the reverse flow's QP, on the same
+				   * two engine QPs; UINT32_MAX = none */
 	uint64_t bytes;           /* to write, bytes */
 	uint32_t msgs, posted, done;
 	uint32_t limit;           /* post no further than this message */
@@ -603,6 +606,21 @@ static void rank_advance(struct sim *s, uint32_t r)
 	}
 }
 
+/* The QP (s->qps index) a completion on host @h belongs to. An engine QP's
+ * user_ctx names the QP it was created for; with shared_qps it also carries
+ * the reverse flow (requester on one side, responder on the other), so a
+ * completion for the other role belongs to that flow. */
+static uint32_t wc_qp(const struct sim *s, uint32_t h, const struct mrcp_wc *wc)
+{
+	uint32_t i = (uint32_t)wc->user_ctx;
+	const struct simqp *q = &s->qps[i];
+	bool recv = wc->opcode == MRCP_WC_RECV_IMM;
+
+	if (q->rev != UINT32_MAX && (recv ? s->flows[q->flow].dst : s->flows[q->flow].src) != h)
+		return q->rev;
+	return i;
+}
+
 static bool drain_cq(struct sim *s, uint32_t h)
 {
 	struct mrcp_wc wc[BURST];
@@ -614,9 +632,12 @@ static bool drain_cq(struct sim *s, uint32_t h)
 			struct simqp *q;
 			struct flow *f;
 
+			uint32_t qi;
+
 			if (wc[i].user_ctx >= s->n_qps)
 				continue;
-			q = &s->qps[wc[i].user_ctx];
+			qi = wc_qp(s, h, &wc[i]);
+			q = &s->qps[qi];
 			f = &s->flows[q->flow];
 			if (wc[i].status != MRCP_WC_SUCCESS) {
 				s->r->wc_err++;
@@ -638,14 +659,14 @@ static bool drain_cq(struct sim *s, uint32_t h)
 				s->r->ts_bytes[b] += wc[i].byte_len;
 			}
 			if (q->mpp) {
-				if (post_more(s, (uint32_t)wc[i].user_ctx))
+				if (post_more(s, qi))
 					posted = true;
 			} else if (q->done == q->msgs) {
 				if (--f->qps_left == 0) {
 					f->done_ns = s->now_ps / PS_PER_NS;
 					s->r->flows_done++;
 				}
-			} else if (post_more(s, (uint32_t)wc[i].user_ctx)) {
+			} else if (post_more(s, qi)) {
 				posted = true;
 			}
 		}
@@ -901,8 +922,14 @@ static int setup_engines(struct sim *s)
 		mrcp_engine_config_defaults(&ec);
 		ec.seed = mix64(sc->seed ^ mix64(h + 1));
 		ec.n_ports = (uint8_t)s->P;
-		ec.max_qps = sc->wl == SIM_WL_ALLTOALL ? 2 * (sim_scenario_flows(sc) / s->H + 1) * sc->qps
-						       : 2 * sim_scenario_flows(sc) * sc->qps;
+		/* an all-to-all engine has 2(R - 1) QPs per `qps` (one to and
+		 * one from every other rank), R - 1 with shared_qps */
+		if (sc->wl == SIM_WL_ALLTOALL && sc->shared_qps)
+			ec.max_qps = ((sc->ranks ? sc->ranks : s->H) - 1) * sc->qps;
+		else if (sc->wl == SIM_WL_ALLTOALL)
+			ec.max_qps = 2 * (sim_scenario_flows(sc) / s->H + 1) * sc->qps;
+		else
+			ec.max_qps = 2 * sim_scenario_flows(sc) * sc->qps;
 		if (ec.max_qps < 256)
 			ec.max_qps = 256;
 		if (ec.max_qps > 65536)
@@ -927,6 +954,12 @@ static int setup_engines(struct sim *s)
 			ec.rq_depth = sc->rq_depth;
 		if (sc->mpr)
 			ec.mpr = (uint8_t)sc->mpr;
+		if (sc->cq_size)
+			ec.cq_size = sc->cq_size;
+		if (sc->ctl_queue_size)
+			ec.ctl_queue_size = sc->ctl_queue_size;
+		if (sc->event_queue_size)
+			ec.event_queue_size = sc->event_queue_size;
 		ec.ev.n_active = (uint16_t)(sc->ev_active ? sc->ev_active : 128 / s->P * s->P);
 		ec.ev.n_backup = (uint16_t)(sc->ev_backup != UINT32_MAX ? sc->ev_backup : 64 / s->P * s->P);
 		rc = mrcp_engine_create(&ec, &s->hosts[h].e);
@@ -1025,6 +1058,7 @@ static int setup_flows(struct sim *s)
 			int rc;
 
 			q->flow = fi;
+			q->rev = UINT32_MAX;
 			q->bytes = sc->bytes / sc->qps + (k == sc->qps - 1 ? sc->bytes % sc->qps : 0);
 			q->msgs = (uint32_t)((q->bytes + msg - 1) / msg);
 			q->limit = q->msgs;
@@ -1041,6 +1075,20 @@ static int setup_flows(struct sim *s)
 				q->limit = 0;
 				if (fi == 0) /* every flow has the same chunks */
 					s->per_phase += q->mpp * s->fpr;
+			}
+			if (sc->shared_qps && f->src > f->dst) {
+				/* the reverse flow, set up earlier (its source is the
+				 * lower rank), made the two engine QPs */
+				uint32_t rj = (f->src + s->R - f->dst - 1) % s->R;
+				struct simqp *r = &s->qps[(f->dst * s->fpr + rj) * sc->qps + k];
+
+				q->qpn_tx = r->qpn_rx;
+				q->qpn_rx = r->qpn_tx;
+				q->rev = (uint32_t)(r - s->qps);
+				r->rev = i;
+				while (mrcp_qp_post_recv(ed, q->qpn_rx, 0) == 0)
+					;
+				continue;
 			}
 			rc = mrcp_qp_create(es, &a, &q->qpn_tx);
 			if (rc == 0)
@@ -1173,6 +1221,14 @@ static void collect(struct sim *s)
 			free(w);
 			free(t);
 		}
+	}
+	for (uint32_t h = 0; h < s->H; h++) {
+		struct mrcp_engine_counters ec;
+
+		mrcp_engine_counters(s->hosts[h].e, &ec);
+		r->ctl_dropped += ec.ctl_dropped;
+		r->cq_overflow += ec.cq_overflow;
+		r->events_dropped += ec.events_dropped;
 	}
 	for (uint32_t i = 0; i < s->n_qps; i++) {
 		const struct flow *f = &s->flows[s->qps[i].flow];
@@ -1380,6 +1436,12 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 		(void)ts_bucket(&s); /* the series runs to end_ns */
 	collect(&s);
 	r->cpu_s = cpu_now() - t0;
+	{
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			r->peak_rss_kb = ru.ru_maxrss;
+	}
 	if (s.o->progress)
 		progress(&s, t0, true);
 out:

@@ -93,6 +93,7 @@ struct sim_scenario {
 	uint32_t senders;         /**< incast senders, default 7 */
 	uint32_t ranks;           /**< allreduce_ring ranks; 0 = every host */
 	uint32_t steps;           /**< allreduce_ring steps */
+	bool shared_qps;          /**< alltoall: i -> j and j -> i share one connection */
 	uint64_t compute_ns;      /**< allreduce_ring compute phase per step, ns */
 	uint64_t base_rtt_ns;     /**< engine base_rtt, ns; 0 = engine default (12 us, §6.4) */
 	bool cc_per_qp;           /**< cc_scope: qp (D53); default one QPCC per peer */
@@ -101,6 +102,9 @@ struct sim_scenario {
 	uint32_t ev_backup;       /**< backup EVs per QP; UINT32_MAX = 64 rounded to the planes */
 	uint32_t sq_depth;        /**< engine send queue depth per QP; 0 = engine default */
 	uint32_t rq_depth;        /**< engine receive queue depth per QP; 0 = engine default */
+	uint32_t cq_size;         /**< engine completion queue entries; 0 = engine default */
+	uint32_t ctl_queue_size;  /**< engine control packet queue; 0 = engine default */
+	uint32_t event_queue_size;/**< engine event queue; 0 = engine default */
 	uint32_t mpr;             /**< D25 window, x128 PSNs; 0 = engine default */
 	uint64_t duration_ns;     /**< simulated-time cap, ns */
 	uint64_t reconverge_ns;   /**< link_down -> routing stops using it, ns */
@@ -139,6 +143,10 @@ struct sim_result {
 	uint32_t evdrop_promoted; /**< EVs of its QP in the backup pool then, active at the end */
 	uint64_t trims;
 	uint64_t ecn_marks;
+	uint64_t ctl_dropped;     /**< engine pools overflowed, summed over the */
+	uint64_t cq_overflow;     /**< engines (mrcp_engine_counters): a note */
+	uint64_t events_dropped;  /**< when nonzero (their sizes are the sim's) */
+	long peak_rss_kb;         /**< the process's peak RSS after the run, KiB */
 	uint64_t events;          /**< discrete events processed */
 	uint64_t hop_events;      /**< of them, a packet reaching a switch or host */
 	double cpu_s;             /**< CPU time of the event loop, s (not part of the output) */

@@ -76,4 +76,12 @@ bad ev-flow 'flow the workload' '{at_us: 0, kind: ev_drop, loss_pct: 5, flow: 1}
 bad link-both 'a link is' '{at_us: 0, kind: gray, plane: 0, host: 0, t0: 0, t1: 0, loss_pct: 1}'
 bad switch-both 'exactly one of t0, t1' '{at_us: 0, kind: switch_blackhole, plane: 0, t0: 0, t1: 0}'
 bad outside 'outside the topology' '{at_us: 0, kind: slow, plane: 0, t0: 2, t1: 0, factor: 2}'
+
+# not a failure, but a malformed scenario all the same
+{ base; echo "workload: {type: p2p, bytes: 262144, qps: 1, shared_qps: true}"; } >"$tmp/shared.yaml"
+rc=0
+"$sim" --scenario "$tmp/shared.yaml" >/dev/null 2>"$tmp/shared.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "^$tmp/shared.yaml:[0-9]*: shared_qps is for alltoall only" "$tmp/shared.err" ||
+	{ cat "$tmp/shared.err" >&2; echo "FAIL shared_qps outside alltoall: exit $rc" >&2; exit 1; }
+echo "ok: shared_qps outside alltoall rejected"
 echo "ok: failures"
