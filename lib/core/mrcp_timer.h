@@ -23,6 +23,10 @@ struct mrcp_timer_wheel {
 	uint64_t *nonempty;        /**< bit per slot */
 	uint64_t cur_tick;         /**< the tick last advanced to */
 	unsigned armed;            /**< timers armed */
+	/* mrcp_timer_wheel_next()'s answer, kept until a timer holding it
+	 * leaves (a host asks after every service; the walk is the cost) */
+	uint64_t next_cache;
+	bool next_valid;
 };
 
 /** @return 0, -EINVAL (n_slots not a power of two >= 64), -ENOMEM. */

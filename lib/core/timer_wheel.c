@@ -2,6 +2,7 @@
  * later rounds sharing a slot; a bitmap of non-empty slots makes "earliest
  * deadline" and long idle advances cheap. Knows nothing about QPs. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "mrcp_seq.h"
@@ -24,6 +25,7 @@ int mrcp_timer_wheel_init(struct mrcp_timer_wheel *w, unsigned tick_shift, unsig
 	}
 	w->cur_tick = now_ns >> tick_shift;
 	w->armed = 0;
+	w->next_valid = false;
 	return 0;
 }
 
@@ -45,6 +47,8 @@ static void slot_mark(struct mrcp_timer_wheel *w, unsigned slot)
 
 static void unlink_timer(struct mrcp_timer_wheel *w, struct mrcp_timer *t)
 {
+	if (w->next_valid && t->deadline == w->next_cache)
+		w->next_valid = false; /* it may have been the earliest */
 	*t->pprev = t->next;
 	if (t->next != NULL)
 		t->next->pprev = t->pprev;
@@ -84,6 +88,8 @@ void mrcp_timer_arm(struct mrcp_timer_wheel *w, struct mrcp_timer *t, uint64_t d
 	t->pprev = &w->slots[slot];
 	w->armed++;
 	slot_mark(w, slot);
+	if (w->next_valid)
+		w->next_cache = mrcp_deadline_min(w->next_cache, deadline);
 }
 
 static unsigned fire_slot(struct mrcp_timer_wheel *w, unsigned slot, uint64_t now_ns,
@@ -130,14 +136,12 @@ unsigned mrcp_timer_wheel_advance(struct mrcp_timer_wheel *w, uint64_t now_ns,
 	return n;
 }
 
-uint64_t mrcp_timer_wheel_next(const struct mrcp_timer_wheel *w)
+static uint64_t wheel_next_walk(const struct mrcp_timer_wheel *w)
 {
 	uint64_t best = UINT64_MAX;
 	unsigned words = w->n_slots / 64;
 	unsigned start = slot_of(w, w->cur_tick);
 
-	if (w->armed == 0)
-		return UINT64_MAX;
 	/* Walk non-empty slots in tick order from the current one. Timers of a
 	 * later round share a slot, so take the minimum over every armed timer
 	 * in each non-empty slot, and stop once a slot's own round has a
@@ -166,4 +170,18 @@ uint64_t mrcp_timer_wheel_next(const struct mrcp_timer_wheel *w)
 		}
 	}
 	return best;
+}
+
+uint64_t mrcp_timer_wheel_next(const struct mrcp_timer_wheel *w)
+{
+	/* the cache is not part of the wheel's value: a const caller may fill it */
+	struct mrcp_timer_wheel *mw = (struct mrcp_timer_wheel *)(uintptr_t)w;
+
+	if (w->armed == 0)
+		return UINT64_MAX;
+	if (!w->next_valid) {
+		mw->next_cache = wheel_next_walk(w);
+		mw->next_valid = true;
+	}
+	return w->next_cache;
 }

@@ -1,8 +1,11 @@
 /* test_timer_wheel.c - the hashed timing wheel: firing order and times,
  * rounds beyond the wheel span, re-arming from a callback, next deadline. */
 #include <errno.h>
+#include <string.h>
 
 #include "mrcp_test.h"
+#include "mrcp_prng.h"
+#include "mrcp_seq.h"
 #include "mrcp_timer.h"
 
 struct log {
@@ -167,5 +170,49 @@ TEST(timer_wheel, next__after_wrap_of_current_slot)
 	ASSERT_U64_EQ(60 * 1024, mrcp_timer_wheel_next(&w));
 	mrcp_timer_cancel(&w, &b);
 	ASSERT_U64_EQ(74 * 1024, mrcp_timer_wheel_next(&w));
+	mrcp_timer_wheel_fini(&w);
+}
+
+static void count_fire(void *ctx, struct mrcp_timer *t)
+{
+	(void)t;
+	(*(unsigned *)ctx)++;
+}
+
+/* next() keeps its answer until a timer that may hold it leaves: over a
+ * long random run of arms, re-arms, cancels and advances (callbacks that
+ * re-arm included), it always equals the earliest armed deadline found by
+ * brute force. */
+TEST(timer_wheel, next__cached_answer_always_equals_the_brute_force_minimum)
+{
+	enum { N = 40 };
+	struct mrcp_timer_wheel w;
+	struct mrcp_timer t[N];
+	struct mrcp_prng r;
+	uint64_t now = 1000000;
+	unsigned fired = 0;
+
+	memset(t, 0, sizeof(t));
+	mrcp_prng_seed(&r, 99);
+	ASSERT_EQ(0, mrcp_timer_wheel_init(&w, 10, 64, now));
+	for (int step = 0; step < 20000; step++) {
+		unsigned i = mrcp_prng_below(&r, N), op = mrcp_prng_below(&r, 10);
+		uint64_t want = UINT64_MAX;
+
+		if (op < 5) /* arm or re-arm, sometimes in the past, sometimes rounds away */
+			mrcp_timer_arm(&w, &t[i], now - 5000 + mrcp_prng_below(&r, 200000) +
+				       (op == 0 ? 64ull << 10 : 0));
+		else if (op < 7)
+			mrcp_timer_cancel(&w, &t[i]);
+		else if (op < 9)
+			(void)mrcp_timer_wheel_next(&w); /* fill the cache */
+		else
+			mrcp_timer_wheel_advance(&w, now += mrcp_prng_below(&r, 30000), count_fire, &fired);
+		for (unsigned k = 0; k < N; k++)
+			if (mrcp_timer_armed(&t[k]))
+				want = mrcp_deadline_min(want, t[k].deadline);
+		ASSERT_EQ(want, mrcp_timer_wheel_next(&w));
+	}
+	ASSERT_GT(fired, 100);
 	mrcp_timer_wheel_fini(&w);
 }
