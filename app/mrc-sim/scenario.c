@@ -394,7 +394,13 @@ int sim_scenario_load(const char *path, struct sim_scenario *s)
 			get_u32(&c, v, 0, 1u << 20, &s->ecn_kmax_kb);
 		else if (!strcmp(key, "ecn_lasthop"))
 			get_bool(&c, v, &s->ecn_lasthop);
-		else if (!strcmp(key, "cc_scope")) {
+		else if (!strcmp(key, "routing")) {
+			const char *t = scalar(&c, v);
+			if (t && (!strcmp(t, "ecmp") || !strcmp(t, "source")))
+				s->source_routed = !strcmp(t, "source");
+			else if (t)
+				err(&c, v, "routing must be ecmp or source", t);
+		} else if (!strcmp(key, "cc_scope")) {
 			const char *t = scalar(&c, v);
 			if (t && (!strcmp(t, "qp") || !strcmp(t, "peer")))
 				s->cc_per_qp = !strcmp(t, "qp");

@@ -396,6 +396,11 @@ static void enqueue(struct sim *s, struct queue *q, struct pkt *p, uint8_t next)
  * chosen by the same hash, and no other packet moves (resilient hashing). */
 static uint32_t ecmp(const struct sim *s, const struct pkt *p, uint32_t st0, uint32_t dt0)
 {
+	/* routing: source - the path is the EV's: its low 16 bits (D8's T0
+	 * uplink field) pick the T1, whatever routing knows; a dead T1 stays
+	 * dead for that EV until the sender stops using it */
+	if (s->sc->source_routed)
+		return (p->ev & 0xffffu) % s->T1;
 	uint64_t k = (uint64_t)p->ev ^ ((uint64_t)p->plane << 40) ^ ((uint64_t)st0 << 48);
 	uint64_t a = (uint64_t)p->src << 32 | p->dst;
 	uint64_t h = mix64(mix64(k ^ s->ecmp_salt) ^ a);

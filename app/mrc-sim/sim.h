@@ -85,6 +85,9 @@ struct sim_scenario {
 	uint32_t ecn_kmin_kb;     /**< KiB; kmin = kmax = 0: no marking */
 	uint32_t ecn_kmax_kb;     /**< KiB */
 	bool ecn_lasthop;         /**< mark on the T0 -> host downlink too */
+	bool source_routed;       /**< routing: source - the EV picks the T0 uplink
+	                           *   (SRv6-like static paths), no ECMP hash and no
+	                           *   reconvergence */
 	enum sim_workload wl;
 	uint64_t bytes;           /**< per flow, bytes */
 	uint32_t qps;             /**< QPs per flow */
