@@ -45,11 +45,15 @@ static void print_header(const struct sim_scenario *s)
 	uint32_t T0 = (s->hosts + s->hosts_per_t0 - 1) / s->hosts_per_t0;
 
 	printf("scenario %s seed %llu: %u hosts, %u planes x (%u T0 x %u T1), %.1f Gb/s, %llu ns/link, "
-	       "%s %llu B/flow x %u QPs, %u failures%s\n",
+	       "%s %llu B/flow x %u QPs, %u failures%s",
 	       s->path, (unsigned long long)s->seed, s->hosts, s->planes, T0, s->t1_per_plane, s->link_gbps,
 	       (unsigned long long)s->delay_ns, wl_name(s->wl),
 	       (unsigned long long)s->bytes, s->qps, s->n_failures,
 	       s->source_routed ? ", source-routed" : "");
+	if (s->t0_per_pod)
+		printf(", three tiers: %u T0 per pod, %u T1 per pod, %u T2", s->t0_per_pod, s->t1_per_plane,
+		       s->t2_per_plane);
+	printf("\n");
 	printf("%-4s %5s %5s %12s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "tp", "flows", "done",
 	       "finish_us", "gbps", "rtx_fast", "rtx_nack", "rtx_rto", "rtx_pdn", "ev_trans", "drops",
 	       "blackhol", "trims", "ecn", "lost");

@@ -303,6 +303,8 @@ static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario
 		s->trim_kb = s->buffer_kb;
 	if (s->hosts < 2 || s->hosts_per_t0 < 1 || s->t1_per_plane < 1)
 		err(c, root, "need hosts >= 2, hosts_per_t0 >= 1, t1_per_plane >= 1", NULL);
+	if ((s->t0_per_pod != 0) != (s->t2_per_plane != 0))
+		err(c, root, "three tiers need both t0_per_pod and t2_per_plane", NULL);
 	if (s->src >= s->hosts || s->dst >= s->hosts || s->src == s->dst)
 		err(c, root, "workload src/dst: two different hosts below hosts", NULL);
 	if (s->wl == SIM_WL_INCAST && s->senders + 3 > s->hosts)
@@ -331,6 +333,8 @@ static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario
 			err(c, root, "a failure names a plane, switch or host outside the topology", NULL);
 		if (f->kind == SIM_FAIL_EV_DROP && f->flow >= sim_scenario_flows(s))
 			err(c, root, "ev_drop names a flow the workload does not have", NULL);
+		if (s->t0_per_pod && (f->kind == SIM_FAIL_SWITCH_DOWN || f->kind == SIM_FAIL_SWITCH_BLACKHOLE))
+			err(c, root, "switch failures are not modelled with three tiers (links are)", NULL);
 	}
 }
 
@@ -378,6 +382,10 @@ int sim_scenario_load(const char *path, struct sim_scenario *s)
 			get_u32(&c, v, 1, 4096, &s->hosts_per_t0);
 		else if (!strcmp(key, "t1_per_plane"))
 			get_u32(&c, v, 1, 256, &s->t1_per_plane);
+		else if (!strcmp(key, "t0_per_pod"))
+			get_u32(&c, v, 1, 4096, &s->t0_per_pod);
+		else if (!strcmp(key, "t2_per_plane"))
+			get_u32(&c, v, 1, 256, &s->t2_per_plane);
 		else if (!strcmp(key, "link_gbps"))
 			get_double(&c, v, 0.001, 10000, &s->link_gbps);
 		else if (!strcmp(key, "delay_ns"))

@@ -21,7 +21,7 @@
 #define TRIM_KEEP 36u
 
 /* Where a packet is when its hop event fires. */
-enum hop { HOP_T0_SRC = 0, HOP_T1, HOP_T0_DST, HOP_HOST };
+enum hop { HOP_T0_SRC = 0, HOP_T1, HOP_T0_DST, HOP_HOST, HOP_T2, HOP_T1_DN };
 enum evk { EVK_HOP = 0, EVK_POLL, EVK_TIMER, EVK_ROOM, EVK_FAIL, EVK_COMPUTE, EVK_ROUTE };
 
 struct pkt {
@@ -31,7 +31,8 @@ struct pkt {
 	uint8_t plane;            /* 0-based */
 	uint8_t dscp, ecn, trim;  /* trim: enum mrcp_trim */
 	uint8_t hop;              /* enum hop: where the next event finds it */
-	uint16_t t1;              /* the T1 its T0 hashed it to */
+	uint16_t t1;              /* the T1 its T0 hashed it to (index within the pod) */
+	uint16_t t2;              /* three tiers: the T2 its T1 hashed it to */
 	uint32_t payload_len;     /* bytes; 0 once trimmed */
 	uint32_t ev;
 	uint32_t src, dst;        /* host indices */
@@ -118,13 +119,16 @@ struct sim {
 	size_t n_ev, cap_ev;
 	struct pkt *free_pkts;
 	uint32_t H, P, T0, T1;
+	uint32_t pods, T1tot, T2;  /* three tiers; two tiers: 1 pod, T1tot = T1, no T2 */
 	uint64_t rate_bps;
 	uint64_t delay_ps;
 	uint64_t buffer_bytes, trim_bytes, kmin_bytes, kmax_bytes;
 	struct queue *nic;        /* [P][H]: host -> T0 */
 	struct queue *dnh;        /* [P][H]: T0 -> host */
 	struct queue *up;         /* [P][T0][T1]: T0 -> T1 */
-	struct queue *dn1;        /* [P][T1][T0]: T1 -> T0 */
+	struct queue *dn1;        /* [P][T1tot][T0]: T1 -> T0 (only a pod's own T0s used) */
+	struct queue *up2;        /* [P][T1tot][T2]: T1 -> T2 */
+	struct queue *dn2;        /* [P][T2][T1tot]: T2 -> T1 */
 	uint8_t *rt_ok;           /* [P][T0][T1]: routing uses the T0-T1 link */
 	uint32_t *rt_bad;         /* [P]: links routing does not use */
 	bool *port_down;          /* [P][H]: the host's engine was told its link is down */
@@ -421,6 +425,25 @@ static uint32_t ecmp(const struct sim *s, const struct pkt *p, uint32_t st0, uin
 	return t1;
 }
 
+/* Three tiers: the T2 a T1 sends a packet to another pod through, by a
+ * hash of the flow and EV (another salt than the T0's), or with source
+ * routing the EV's bits 15:8. Two tiers never ask. */
+static uint32_t ecmp2(const struct sim *s, const struct pkt *p)
+{
+	if (s->sc->source_routed)
+		return ((p->ev >> 8) & 0xffu) % s->T2;
+	uint64_t k = (uint64_t)p->ev ^ ((uint64_t)p->plane << 40) ^ ((uint64_t)p->t1 << 48);
+	uint64_t h = mix64(mix64(k ^ s->ecmp_salt ^ 0x72ull) ^ ((uint64_t)p->src << 32 | p->dst));
+
+	return (uint32_t)(h % s->T2);
+}
+
+/* The global index of T1 @k of @t0's pod. */
+static uint32_t t1_of(const struct sim *s, uint32_t t0, uint32_t k)
+{
+	return s->pods > 1 ? t0 / s->sc->t0_per_pod * s->T1 + k : k;
+}
+
 static void host_rx_append(struct sim *s, struct pkt *p);
 
 static void hop(struct sim *s, struct pkt *p)
@@ -437,7 +460,20 @@ static void hop(struct sim *s, struct pkt *p)
 		}
 		break;
 	case HOP_T1:
-		enqueue(s, &s->dn1[(P * s->T1 + p->t1) * s->T0 + dt0], p, HOP_T0_DST);
+		if (s->pods > 1 && st0 / s->sc->t0_per_pod != dt0 / s->sc->t0_per_pod) {
+			/* up to the T2 tier: another pod */
+			p->t2 = (uint16_t)ecmp2(s, p);
+			enqueue(s, &s->up2[(P * s->T1tot + t1_of(s, st0, p->t1)) * s->T2 + p->t2], p, HOP_T2);
+			break;
+		}
+		enqueue(s, &s->dn1[(P * s->T1tot + t1_of(s, st0, p->t1)) * s->T0 + dt0], p, HOP_T0_DST);
+		break;
+	case HOP_T2:
+		/* down to the same-numbered T1 of the destination's pod */
+		enqueue(s, &s->dn2[(P * s->T2 + p->t2) * s->T1tot + t1_of(s, dt0, p->t1)], p, HOP_T1_DN);
+		break;
+	case HOP_T1_DN:
+		enqueue(s, &s->dn1[(P * s->T1tot + t1_of(s, dt0, p->t1)) * s->T0 + dt0], p, HOP_T0_DST);
 		break;
 	case HOP_T0_DST:
 		enqueue(s, &s->dnh[P * s->H + p->dst], p, HOP_HOST);
@@ -802,7 +838,7 @@ static void link_queues(struct sim *s, uint32_t P, int host, uint32_t t0, uint32
 		*b = &s->dnh[P * s->H + (uint32_t)host];
 	} else {
 		*a = &s->up[(P * s->T0 + t0) * s->T1 + t1];
-		*b = &s->dn1[(P * s->T1 + t1) * s->T0 + t0];
+		*b = &s->dn1[(P * s->T1tot + t1_of(s, t0, t1)) * s->T0 + t0];
 	}
 }
 
@@ -1282,6 +1318,8 @@ static void teardown(struct sim *s)
 	free(s->dnh);
 	free(s->up);
 	free(s->dn1);
+	free(s->up2);
+	free(s->dn2);
 	free(s->rt_ok);
 	free(s->evdrop_pool0);
 	free(s->rt_bad);
@@ -1344,6 +1382,9 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	s.P = sc->planes;
 	s.T0 = (sc->hosts + sc->hosts_per_t0 - 1) / sc->hosts_per_t0;
 	s.T1 = sc->t1_per_plane;
+	s.pods = sc->t0_per_pod ? (s.T0 + sc->t0_per_pod - 1) / sc->t0_per_pod : 1;
+	s.T1tot = s.pods * s.T1;
+	s.T2 = sc->t2_per_plane;
 	s.rate_bps = (uint64_t)(sc->link_gbps * 1e9);
 	s.delay_ps = sc->delay_ns * PS_PER_NS;
 	s.buffer_bytes = (uint64_t)sc->buffer_kb * 1024;
@@ -1354,7 +1395,9 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	s.nic = xcalloc((size_t)s.P * s.H, sizeof(struct queue));
 	s.dnh = xcalloc((size_t)s.P * s.H, sizeof(struct queue));
 	s.up = xcalloc((size_t)s.P * s.T0 * s.T1, sizeof(struct queue));
-	s.dn1 = xcalloc((size_t)s.P * s.T0 * s.T1, sizeof(struct queue));
+	s.dn1 = xcalloc((size_t)s.P * s.T0 * s.T1tot, sizeof(struct queue));
+	s.up2 = xcalloc((size_t)s.P * s.T1tot * (s.T2 ? s.T2 : 1), sizeof(struct queue));
+	s.dn2 = xcalloc((size_t)s.P * s.T1tot * (s.T2 ? s.T2 : 1), sizeof(struct queue));
 	s.rt_ok = xcalloc((size_t)s.P * s.T0 * s.T1, 1);
 	s.rt_bad = xcalloc(s.P, sizeof(uint32_t));
 	s.port_down = xcalloc((size_t)s.P * s.H, sizeof(bool));
@@ -1367,8 +1410,16 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 		s.dnh[i].lasthop = true;
 	}
 	for (size_t i = 0; i < (size_t)s.P * s.T0 * s.T1; i++) {
-		s.up[i].up = s.dn1[i].up = true;
-		s.up[i].rate_bps = s.dn1[i].rate_bps = s.rate_bps;
+		s.up[i].up = true;
+		s.up[i].rate_bps = s.rate_bps;
+	}
+	for (size_t i = 0; i < (size_t)s.P * s.T0 * s.T1tot; i++) {
+		s.dn1[i].up = true;
+		s.dn1[i].rate_bps = s.rate_bps;
+	}
+	for (size_t i = 0; i < (size_t)s.P * s.T1tot * s.T2; i++) {
+		s.up2[i].up = s.dn2[i].up = true;
+		s.up2[i].rate_bps = s.dn2[i].rate_bps = s.rate_bps;
 	}
 	s.hosts = xcalloc(s.H, sizeof(struct host));
 	s.slots = xcalloc(BURST, SLOT_BYTES);

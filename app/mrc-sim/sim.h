@@ -85,6 +85,9 @@ struct sim_scenario {
 	uint32_t ecn_kmin_kb;     /**< KiB; kmin = kmax = 0: no marking */
 	uint32_t ecn_kmax_kb;     /**< KiB */
 	bool ecn_lasthop;         /**< mark on the T0 -> host downlink too */
+	uint32_t t0_per_pod;      /**< three tiers: T0s per pod, each pod with its own
+	                           *   t1_per_plane T1s; 0 = two tiers (one pod) */
+	uint32_t t2_per_plane;    /**< three tiers: T2s, each linked to every T1 */
 	bool source_routed;       /**< routing: source - the EV picks the T0 uplink
 	                           *   (SRv6-like static paths), no ECMP hash and no
 	                           *   reconvergence */

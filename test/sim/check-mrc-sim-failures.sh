@@ -84,4 +84,20 @@ rc=0
 [ $rc -eq 2 ] && grep -q "^$tmp/shared.yaml:[0-9]*: shared_qps is for alltoall only" "$tmp/shared.err" ||
 	{ cat "$tmp/shared.err" >&2; echo "FAIL shared_qps outside alltoall: exit $rc" >&2; exit 1; }
 echo "ok: shared_qps outside alltoall rejected"
+
+# three tiers: both keys or neither; switch failures are not modelled there
+rejects() { # name message yaml-lines...
+	name=$1 msg=$2
+	shift 2
+	{ base; for l in "$@"; do echo "$l"; done; } >"$tmp/$name.yaml"
+	rc=0
+	"$sim" --scenario "$tmp/$name.yaml" >/dev/null 2>"$tmp/$name.err" || rc=$?
+	[ $rc -eq 2 ] && grep -q "^$tmp/$name.yaml:[0-9]*: .*$msg" "$tmp/$name.err" ||
+		{ cat "$tmp/$name.err" >&2; echo "FAIL $name: exit $rc" >&2; exit 1; }
+	echo "ok: $name rejected"
+}
+rejects tiers-half 'three tiers need both' 't0_per_pod: 1'
+rejects tiers-switch 'switch failures are not modelled' 't0_per_pod: 1' 't2_per_plane: 2' 'failures:' \
+	'  - {at_us: 5, kind: switch_down, plane: 0, t1: 1}'
+rejects routing 'routing must be' 'routing: magic'
 echo "ok: failures"
