@@ -1079,29 +1079,38 @@ static void rx_host(struct mrcd_dp *dp, struct txb *b, unsigned port, struct rte
 	rte_pktmbuf_free(m);
 }
 
-/* Parse one frame and queue it for the engine. @faulted: the fault stage
- * has already seen it (a delayed packet coming back). @copy: a copy of a
- * node-wide frame another worker received (see rx_host). Takes @m. */
 static void rx_frame(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned port,
-		     struct rte_mbuf *m, bool faulted, bool copy, uint64_t now)
+		     struct rte_mbuf *m, bool faulted, bool copy, uint64_t now);
+
+/* Linearise and parse one frame into @v, mrcp_frame_parse's result in *@rc.
+ * @return false if it cannot be linearised (counted, @m freed). */
+static bool rx_parse(struct mrcd_dp *dp, unsigned port, struct rte_mbuf *m, struct mrcp_frame_view *v, int *rc)
+{
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) < 0) {
+		dp->ports[port].c.rx_bad_frame++;
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	*rc = mrcp_frame_parse(&dp->rx_cfg, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, v);
+	return true;
+}
+
+/* Queue one parsed frame (@rc and @v from rx_parse) for the engine.
+ * @faulted: the fault stage has already seen it (a delayed packet coming
+ * back). @copy: a copy of a node-wide frame another worker received (see
+ * rx_host). Takes @m. */
+static void rx_parsed(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned port,
+		      struct rte_mbuf *m, int rc, const struct mrcp_frame_view *v, bool faulted,
+		      bool copy, uint64_t now)
 {
 	struct mrcd_dp_port *p = &dp->ports[port];
-	struct mrcp_frame_view v;
-	uint8_t *f;
-	int rc;
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 
-	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) < 0) {
-		p->c.rx_bad_frame++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	f = rte_pktmbuf_mtod(m, uint8_t *);
-	rc = mrcp_frame_parse(&dp->rx_cfg, f, m->data_len, &v);
 	if (rc == -ENOMSG && !faulted) {
 		rx_host(dp, b, port, m, copy, now);
 		return;
 	}
-	if (rc == -ENOMSG || (rc == 0 && !addr_is_ours(&dp->cfg->ports[port], &v))) {
+	if (rc == -ENOMSG || (rc == 0 && !addr_is_ours(&dp->cfg->ports[port], v))) {
 		p->c.rx_not_mine++;
 		rte_pktmbuf_free(m);
 		return;
@@ -1113,46 +1122,57 @@ static void rx_frame(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned
 	}
 	if (!faulted && mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_RX)) {
 		struct rte_mbuf *out[2];
-		unsigned n = fault_stage(dp, port, MRCD_FAULT_RX, v.ev, m, now, out);
+		unsigned n = fault_stage(dp, port, MRCD_FAULT_RX, v->ev, m, now, out);
 
 		for (unsigned k = 0; k < n; k++)
 			rx_frame(dp, rb, b, port, out[k], true, copy, now);
 		return;
 	}
-	if (v.trim == MRCP_TRIM_NONE) {
+	if (v->trim == MRCP_TRIM_NONE) {
 		/* the innermost IP header starts a UDP and an IPv4/IPv6 header
 		 * before the MRC bytes (IPv4 options: from the IHL) */
-		uint8_t *udp = (uint8_t *)(uintptr_t)v.mrc - MRCP_UDP_HLEN;
+		uint8_t *udp = (uint8_t *)(uintptr_t)v->mrc - MRCP_UDP_HLEN;
 		uint8_t *ip;
 
-		if (v.l3 == MRCP_FRAME_IPV4)
-			ip = f + MRCP_ETH_HLEN + (v.vlan ? MRCP_VLAN_HLEN : 0);
+		if (v->l3 == MRCP_FRAME_IPV4)
+			ip = f + MRCP_ETH_HLEN + (v->vlan ? MRCP_VLAN_HLEN : 0);
 		else
 			ip = udp - MRCP_IPV6_HLEN;
-		if (!mrcd_dp_icrc_check(ip, (size_t)(v.mrc + v.mrc_len - ip))) {
+		if (!mrcd_dp_icrc_check(ip, (size_t)(v->mrc + v->mrc_len - ip))) {
 			p->c.rx_bad_icrc++;
 			rte_pktmbuf_free(m);
 			return;
 		}
 	}
 	p->c.rx_mrc++;
-	p->c.rx_srv6 += v.l3 == MRCP_FRAME_SRV6;
+	p->c.rx_srv6 += v->l3 == MRCP_FRAME_SRV6;
 	struct mrcp_rx *r = &rb->rx[rb->n++];
-	r->data = v.mrc;
-	r->len = v.mrc_len;
+	r->data = v->mrc;
+	r->len = v->mrc_len;
 	r->port = (uint8_t)(port + 1);
-	r->ecn = v.ecn;
-	r->trim = (uint8_t)v.trim;
-	r->ev = v.ev;
+	r->ecn = v->ecn;
+	r->trim = (uint8_t)v->trim;
+	r->ev = v->ev;
 	memset(&r->src, 0, sizeof(r->src));
-	if (v.l3 == MRCP_FRAME_IPV4) {
+	if (v->l3 == MRCP_FRAME_IPV4) {
 		r->src.family = 4;
-		memcpy(r->src.a, v.src_ip, 4);
+		memcpy(r->src.a, v->src_ip, 4);
 	} else {
 		r->src.family = 6;
-		memcpy(r->src.a, v.src_ip, 16);
+		memcpy(r->src.a, v->src_ip, 16);
 	}
 	rb->hold[rb->n_hold++] = m;
+}
+
+/* Parse one frame and queue it for the engine (rx_parsed). Takes @m. */
+static void rx_frame(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned port,
+		     struct rte_mbuf *m, bool faulted, bool copy, uint64_t now)
+{
+	struct mrcp_frame_view v;
+	int rc;
+
+	if (rx_parse(dp, port, m, &v, &rc))
+		rx_parsed(dp, rb, b, port, m, rc, &v, faulted, copy, now);
 }
 
 static void rx_flush(struct mrcd_dp *dp, struct rxb *rb, uint64_t now)
@@ -1212,24 +1232,20 @@ static void copy_to_others(struct mrcd_dp *dp, unsigned port, struct rte_mbuf *m
  * are processed here, and port-status updates and non-MRC frames (ARP, NDP:
  * every worker's neighbour table learns) are copied to every other worker.
  * @return true if @m was handed over (taken). */
-static bool steer(struct mrcd_dp *dp, unsigned port, struct rte_mbuf *m)
+static bool steer(struct mrcd_dp *dp, unsigned port, struct rte_mbuf *m, int rc,
+		  const struct mrcp_frame_view *v)
 {
-	struct mrcp_frame_view v;
 	const uint8_t *bth;
 	uint32_t dqpn, psn;
 	unsigned t;
-	int rc;
 
-	if (m->nb_segs > 1)
-		return false;
-	rc = mrcp_frame_parse(&dp->rx_cfg, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &v);
 	if (rc == -ENOMSG) {
 		copy_to_others(dp, port, m);
 		return false;
 	}
-	if (rc < 0 || v.mrc_len < sizeof(struct mrcp_bth_wire))
+	if (rc < 0 || v->mrc_len < sizeof(struct mrcp_bth_wire))
 		return false;
-	bth = v.mrc;
+	bth = v->mrc;
 	dqpn = mrcp_get_be24(bth + offsetof(struct mrcp_bth_wire, dest_qp));
 	psn = mrcp_get_be24(bth + offsetof(struct mrcp_bth_wire, psn));
 	if (dqpn == MRCP_QPN_ENDPOINT) {
@@ -1239,7 +1255,7 @@ static bool steer(struct mrcd_dp *dp, unsigned port, struct rte_mbuf *m)
 			 * probe needs one answer, from here */
 			const uint8_t *erth = bth + sizeof(struct mrcp_bth_wire);
 
-			if (v.mrc_len >= sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_erth_wire) &&
+			if (v->mrc_len >= sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_erth_wire) &&
 			    (erth[offsetof(struct mrcp_erth_wire, flags)] & 3) == MRCP_EP_PORT_STATUS_UPDATE)
 				copy_to_others(dp, port, m);
 			return false;
@@ -1289,6 +1305,8 @@ static void rx_one(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned i
 		   uint64_t now)
 {
 	struct mrcd_dp_port *p = &dp->ports[i];
+	struct mrcp_frame_view v;
+	int rc;
 
 	p->c.rx_pkts++;
 	p->c.rx_bytes += m->pkt_len;
@@ -1297,11 +1315,14 @@ static void rx_one(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned i
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (dp->n_workers > 1 && steer(dp, i, m))
+	/* parsed once, for the steering and for the engine */
+	if (!rx_parse(dp, i, m, &v, &rc))
+		return;
+	if (dp->n_workers > 1 && steer(dp, i, m, rc, &v))
 		return;
 	if (rb->n + 2 > RTE_DIM(rb->rx))
 		rx_flush(dp, rb, now);
-	rx_frame(dp, rb, b, i, m, false, false, now);
+	rx_parsed(dp, rb, b, i, m, rc, &v, false, false, now);
 }
 
 /* Receive a burst from every port, then hand the frames to the engine
