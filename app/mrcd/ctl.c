@@ -761,6 +761,22 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 	}
 }
 
+/* Commands that act on the caller's client session. */
+static bool session_cmd(enum mrcd_ctl_cmd cmd)
+{
+	switch (cmd) {
+	case MRCD_CTL_REG_MR:
+	case MRCD_CTL_DEREG_MR:
+	case MRCD_CTL_QP_CREATE:
+	case MRCD_CTL_QP_INFO:
+	case MRCD_CTL_QP_CONNECT:
+	case MRCD_CTL_QP_DESTROY:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* ---- several workers (D63) ---------------------------------------------------------- */
 
 static void run_on(struct mrcd_dp *w, struct exec *x)
@@ -975,16 +991,10 @@ static void dispatch(struct mrcd_dp *dp, struct exec *x)
 		st_id_out(dp, w, x->result);
 		return;
 	}
-	case MRCD_CTL_REG_MR:
-	case MRCD_CTL_DEREG_MR:
-	case MRCD_CTL_QP_CREATE:
-	case MRCD_CTL_QP_INFO:
-	case MRCD_CTL_QP_CONNECT:
-	case MRCD_CTL_QP_DESTROY:
-		run_on(x->sess && x->sess->dp ? x->sess->dp : dp, x);
-		return;
 	default:
-		run_on(dp, x);
+		/* a session's commands (execute() refused them without one) run
+		 * where its QPs and regions are */
+		run_on(session_cmd(r->cmd) ? x->sess->dp : dp, x);
 		return;
 	}
 }
@@ -1031,25 +1041,18 @@ static json_t *execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req, struc
 		*err = 0;
 		return o;
 	}
-	case MRCD_CTL_REG_MR:
-	case MRCD_CTL_DEREG_MR:
-	case MRCD_CTL_QP_CREATE:
-	case MRCD_CTL_QP_INFO:
-	case MRCD_CTL_QP_CONNECT:
-	case MRCD_CTL_QP_DESTROY:
-		if (!sess) {
-			*err = -EPERM;
-			snprintf(reason, reason_len, "%s: needs a client session (attach first)",
-				 mrcd_ctl_cmd_name(req->cmd));
-			return NULL;
-		}
-		break;
 	case MRCD_CTL_ATTACH:
 		*err = -EPERM;
 		snprintf(reason, reason_len, "attach: only on the control socket");
 		return NULL;
 	default:
 		break;
+	}
+	if (session_cmd(req->cmd) && !sess) {
+		*err = -EPERM;
+		snprintf(reason, reason_len, "%s: needs a client session (attach first)",
+			 mrcd_ctl_cmd_name(req->cmd));
+		return NULL;
 	}
 	dispatch(dp, &x);
 	*err = x.err;
