@@ -242,7 +242,7 @@ static void on_request(struct mrcp_engine *e, struct peer *p, const struct mrcp_
 {
 	struct mrcp_pkt resp;
 	uint16_t req_id = (uint16_t)pkt->bth.psn;
-	unsigned shard = (pkt->bth.psn >> 16) & (MRCP_SHARDS - 1);
+	unsigned shard = mrcp_ep_psn_shard(pkt->bth.psn);
 
 	if (pkt->erth.op == MRCP_EP_PORT_STATUS_UPDATE && p != NULL) {
 		/* ignore an update older than the last applied (§7), in the
