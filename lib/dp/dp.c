@@ -1204,8 +1204,9 @@ static void hand_over(struct mrcd_dp *dp, struct mrcd_dp *t, unsigned port, stru
 		dp->wc.node_copies++;
 	else
 		dp->wc.handover_out++;
-	/* seq_cst: either @t sees the frame before it sleeps, or we see asleep */
-	if (atomic_load(&t->asleep) && write(t->doorbell, &one, sizeof(one)) < 0) {
+	/* seq_cst: either @t sees the frame before it sleeps, or we see asleep;
+	 * the first to see it rings, the frames after it need no syscall */
+	if (atomic_exchange(&t->asleep, false) && write(t->doorbell, &one, sizeof(one)) < 0) {
 		/* EAGAIN: already rung */
 	}
 }
