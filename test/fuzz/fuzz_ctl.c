@@ -1,4 +1,4 @@
-/* fuzz_ctl.c - libFuzzer target for mrcd_ctl_parse() (app/mrcd/ctl_proto.c):
+/* fuzz_ctl.c - libFuzzer target for mrcd_ctl_parse() (lib/ctl/ctl_proto.c):
  * every input is parsed as one request line. A success must name a valid
  * command and leave an empty reason; a failure must be one of the documented
  * codes, leave a NUL-terminated one-line reason and no command. */

@@ -3,7 +3,7 @@
  * struct mrcp_engine_config and the frame layer's receive settings.
  *
  * Every key, default and range is documented in docs/configuration.md; the
- * design choices (D1...) are those of docs/mrc-protocol-brief.md. The module
+ * design choices (D1...) are those of docs/protocol.md. The module
  * needs only libyaml and lib/core (no DPDK) and never prints: every failure
  * is returned as a negative errno plus a one-line message
  *
@@ -28,7 +28,7 @@
 #define MRCD_GROUP_MAX 64             /* group name, incl. NUL */
 #define MRCD_MAX_LCORES 4             /* worker lcores: one engine each, D63 (MRCP_SHARDS) */
 #define MRCD_LCORE_ID_MAX 1023        /* highest lcore id accepted */
-#define MRCD_SRV6_MAX_USIDS 6         /* uSIDs in an F3216 DA (brief §2.3) */
+#define MRCD_SRV6_MAX_USIDS 6         /* uSIDs in an F3216 DA (§2.3) */
 
 /** An interface address with its prefix length; family 0 = not configured. */
 struct mrcd_prefix {
@@ -67,7 +67,7 @@ enum mrcd_cc_scope { MRCD_CC_SCOPE_PEER = 0, MRCD_CC_SCOPE_QP };
 enum mrcd_fault_dir { MRCD_FAULT_TX = 0, MRCD_FAULT_RX, MRCD_FAULT_BOTH };
 #endif
 
-/** SRv6 path template for one destination row (D8, brief §2.3). */
+/** SRv6 path template for one destination row (D8, §2.3). */
 struct mrcd_srv6_template {
 	struct mrcd_prefix dst;   /**< destination prefix (IPv6) */
 	uint16_t usid[MRCD_SRV6_MAX_USIDS]; /**< uSID list, first hop first */
@@ -213,7 +213,7 @@ int mrcd_config_load_string(const char *name, const char *yaml, struct mrcd_conf
 
 /**
  * Bytes an MRC Write packet adds on top of the payload MTU, after Ethernet
- * (brief §2.1: IPv4 68, IPv6 88, SRv6 128, plus 4 for ImmDt), for the
+ * (§2.1: IPv4 68, IPv6 88, SRv6 128, plus 4 for ImmDt), for the
  * address family the planes run and whether SRv6 is on. A port's L3 MTU must
  * be at least transport.mtu plus this.
  */

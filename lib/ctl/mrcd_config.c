@@ -1246,7 +1246,7 @@ int mrcd_config_family(const struct mrcd_config *c)
 
 unsigned mrcd_config_frame_overhead(const struct mrcd_config *c)
 {
-	/* brief §2.1, counted after Ethernet, plus 4 B of ImmDt */
+	/* §2.1, counted after Ethernet, plus 4 B of ImmDt */
 	if (c->srv6.enabled)
 		return 128 + 4;
 	return mrcd_config_family(c) == 6 ? 88 + 4 : 68 + 4;
