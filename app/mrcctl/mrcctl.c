@@ -75,16 +75,12 @@ static void __attribute__((format(printf, 2, 3))) err_cmd(const char *cmd, const
 	fputc('\n', stderr);
 }
 
+/* The code name of a local failure, from the protocol's errno table. */
 static const char *errno_code(int e)
 {
-	switch (e) {
-	case EINVAL: return "EINVAL";
-	case EPROTO: return "EPROTO";
-	case ENOENT: return "ENOENT";
-	case E2BIG: return "E2BIG";
-	case ETIMEDOUT: return "ETIMEDOUT";
-	default: return "error";
-	}
+	const char *n = mrcd_ctl_errno_name(e);
+
+	return n != NULL ? n : "error";
 }
 
 /* ---- connection --------------------------------------------------------- */

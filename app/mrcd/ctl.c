@@ -44,54 +44,11 @@ struct mrcd_ctl_server {
 	uint64_t requests, errors;
 };
 
-/* ---- errors ------------------------------------------------------------------ */
+/* ---- replies -------------------------------------------------------------- */
 
-static const char *errno_code(int e)
+static char *reply_line(const struct mrcd_ctl_req *req, json_t *result, int err, const char *reason)
 {
-	switch (e) {
-#define C(x) case x: return #x;
-	C(EINVAL) C(ENOENT) C(EPERM) C(ENOSPC) C(EAGAIN) C(EBUSY) C(EPROTO) C(E2BIG)
-	C(ETIMEDOUT) C(ENOTSUP) C(ENOMEM) C(EEXIST) C(EFAULT) C(EBADMSG) C(EHOSTUNREACH)
-	C(ENODEV) C(EIO)
-#undef C
-	default: return "EIO";
-	}
-}
-
-char *mrcd_ctl_reply(const struct mrcd_ctl_req *req, json_t *result, int err, const char *reason)
-{
-	json_t *o = json_object();
-	char *s, *line;
-	size_t n;
-
-	json_object_set_new(o, "v", json_integer(MRCD_CTL_PROTO_VERSION));
-	if (req && req->has_id)
-		json_object_set_new(o, "id", json_integer(req->id));
-	if (err == 0) {
-		json_object_set_new(o, "ok", json_true());
-		json_object_set(o, "result", result ? result : json_object());
-	} else {
-		json_t *e = json_object();
-
-		json_object_set_new(o, "ok", json_false());
-		json_object_set_new(e, "errno", json_integer(-err));
-		json_object_set_new(e, "code", json_string(errno_code(-err)));
-		json_object_set_new(e, "reason", json_string(reason && reason[0] ? reason : strerror(-err)));
-		json_object_set_new(o, "error", e);
-	}
-	s = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (!s)
-		return NULL;
-	n = strlen(s);
-	line = malloc(n + 2);
-	if (line) {
-		memcpy(line, s, n);
-		line[n] = '\n';
-		line[n + 1] = 0;
-	}
-	free(s);
-	return line;
+	return mrcd_ctl_format_reply(req && req->has_id, req ? req->id : 0, result, err, reason);
 }
 
 /* ---- JSON helpers --------------------------------------------------------------- */
@@ -1252,7 +1209,7 @@ static void handle_attach(struct mrcd_ctl_server *s, struct client *c, const str
 		set_u64(res, "cq_ring", MRCD_CLIENT_CQ);
 		json_object_set_new(res, "fds", json_pack("[sss]", "arena", "cq_event", "doorbell"));
 	}
-	out = mrcd_ctl_reply(req, res, err, reason);
+	out = reply_line(req, res, err, reason);
 	json_decref(res);
 	if (out && err == 0) {
 		int fds[3] = { arena_fd, sess->cq_efd, sess->dp->doorbell };
@@ -1302,7 +1259,7 @@ static void handle_line(struct mrcd_ctl_server *s, struct client *c, const char 
 		res = execute(s->dp, &req, c->sess, &err, reason, sizeof(reason));
 	if (err)
 		s->errors++;
-	out = mrcd_ctl_reply(&req, res, err, reason);
+	out = reply_line(&req, res, err, reason);
 	json_decref(res);
 	if (out) {
 		send_all(c->fd, out, strlen(out));
@@ -1325,7 +1282,7 @@ static void client_read(struct mrcd_ctl_server *s, struct client *c)
 		if (tmp[k] == '\n') {
 			if (c->overflow) {
 				struct mrcd_ctl_req none = { 0 };
-				char *out = mrcd_ctl_reply(&none, NULL, -E2BIG, "request line longer than 65536 bytes");
+				char *out = reply_line(&none, NULL, -E2BIG, "request line longer than 65536 bytes");
 
 				if (out) {
 					send_all(c->fd, out, strlen(out));
@@ -1383,7 +1340,7 @@ void mrcd_ctl_serve(struct mrcd_ctl_server *s, int timeout_ms)
 				break;
 		if (i == MRCD_CTL_MAX_CLIENTS) {
 			struct mrcd_ctl_req none = { 0 };
-			char *out = mrcd_ctl_reply(&none, NULL, -EBUSY, "too many control connections");
+			char *out = reply_line(&none, NULL, -EBUSY, "too many control connections");
 
 			if (out) {
 				send_all(fd, out, strlen(out));

@@ -32,9 +32,6 @@ void mrcd_ctl_close(struct mrcd_ctl_server *s);
 json_t *mrcd_ctl_execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req,
 			 int *err, char *reason, size_t reason_len);
 
-/** Encode a reply line (with '\n') for @req's id: the caller frees it. */
-char *mrcd_ctl_reply(const struct mrcd_ctl_req *req, json_t *result, int err, const char *reason);
-
 /** Register /mrcd/status, /mrcd/ports, /mrcd/qps, /mrcd/evs, /mrcd/counters. */
 int mrcd_telemetry_init(struct mrcd_dp *dp);
 

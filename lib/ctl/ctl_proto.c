@@ -6,14 +6,21 @@
  * (mrcctl). Needs jansson and libc only; never prints.
  */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "mrcd_ctl.h"
+#include "mrcp_engine.h"
+
+/* peer_info carries lib/core's connection-info blob, hex-encoded. */
+static_assert(MRCD_CTL_CONN_INFO_LEN == MRCP_CONN_INFO_LEN,
+	      "the control protocol's peer_info is lib/core's connection info");
 
 /* Deep nesting is never valid here; refuse it before jansson recurses. */
 #define MAX_DEPTH 32
@@ -40,6 +47,58 @@ enum mrcd_ctl_cmd mrcd_ctl_cmd_lookup(const char *name)
 		if (strcmp(cmd_names[i], name) == 0)
 			return (enum mrcd_ctl_cmd)i;
 	return MRCD_CTL_INVALID;
+}
+
+const char *mrcd_ctl_errno_name(int e)
+{
+	switch (e) {
+#define X(n) case n: return #n;
+	MRCD_CTL_ERRNOS(X)
+#undef X
+	default: return NULL;
+	}
+}
+
+char *mrcd_ctl_format_reply(bool has_id, int64_t id, const json_t *result, int err,
+			    const char *reason)
+{
+	json_t *o = json_object();
+	const char *code = mrcd_ctl_errno_name(-err);
+	char *s, *line;
+	size_t n;
+
+	if (o == NULL)
+		return NULL;
+	json_object_set_new(o, "v", json_integer(MRCD_CTL_PROTO_VERSION));
+	if (has_id)
+		json_object_set_new(o, "id", json_integer(id));
+	if (err == 0) {
+		json_object_set_new(o, "ok", json_true());
+		json_object_set_new(o, "result", result != NULL ? json_incref((json_t *)(uintptr_t)result)
+								 : json_object());
+	} else {
+		json_t *e = json_object();
+
+		json_object_set_new(o, "ok", json_false());
+		json_object_set_new(e, "errno", json_integer(-err));
+		json_object_set_new(e, "code", json_string(code != NULL ? code : "EIO"));
+		json_object_set_new(e, "reason", json_string(reason != NULL && reason[0] ? reason
+										: strerror(-err)));
+		json_object_set_new(o, "error", e);
+	}
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (s == NULL)
+		return NULL;
+	n = strlen(s);
+	line = malloc(n + 2);
+	if (line != NULL) {
+		memcpy(line, s, n);
+		line[n] = '\n';
+		line[n + 1] = '\0';
+	}
+	free(s);
+	return line;
 }
 
 void mrcd_ctl_hex_encode(const uint8_t *in, size_t n, char *out)

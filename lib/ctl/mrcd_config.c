@@ -17,6 +17,7 @@
 #include <yaml.h>
 
 #include "mrcd_config.h"
+#include "mrcp_cc.h"
 
 #define MAX_FILE_BYTES (1u << 20)
 
@@ -61,7 +62,7 @@ void mrcd_config_defaults(struct mrcd_config *c)
 	c->transport.max_wimm = 128;
 	mrcp_dscp_map_defaults(&c->transport.dscp);    /* D23 */
 	c->transport.lasthop_hop_limit = 0;
-	memcpy(c->cc.algorithm, "nscc", 5);            /* D52 */
+	snprintf(c->cc.algorithm, sizeof(c->cc.algorithm), "%s", mrcp_cc_nscc.name); /* D52 */
 	c->cc.scope = MRCD_CC_SCOPE_PEER;              /* D53 */
 	c->srv6.enabled = false;
 	snprintf(c->control.socket, sizeof(c->control.socket), "%s", "/run/mrcd/mrcd.sock");
@@ -311,11 +312,24 @@ static int get_str(struct ctx *c, const yaml_node_t *n, char *buf, size_t cap, b
 	return 0;
 }
 
+/* "a, b or c" from the NULL-terminated @names. */
+static void names_join(const char *const *names, char *list, size_t cap)
+{
+	size_t used = 0;
+
+	list[0] = '\0';
+	for (int i = 0; names[i] != NULL; i++) {
+		int w = snprintf(list + used, cap - used, "%s%s",
+				 i == 0 ? "" : (names[i + 1] == NULL ? " or " : ", "), names[i]);
+		if (w > 0 && (size_t)w < cap - used)
+			used += (size_t)w;
+	}
+}
+
 static int get_enum(struct ctx *c, const yaml_node_t *n, const char *const *names, int *out)
 {
 	const char *s = scalar(c, n, "a name");
-	char list[160] = "";
-	size_t used = 0;
+	char list[160];
 
 	if (s == NULL)
 		return -EINVAL;
@@ -324,11 +338,8 @@ static int get_enum(struct ctx *c, const yaml_node_t *n, const char *const *name
 			*out = i;
 			return 0;
 		}
-		int w = snprintf(list + used, sizeof(list) - used, "%s%s",
-				 i == 0 ? "" : (names[i + 1] == NULL ? " or " : ", "), names[i]);
-		if (w > 0 && (size_t)w < sizeof(list) - used)
-			used += (size_t)w;
 	}
+	names_join(names, list, sizeof(list));
 	return fail(c, n, "\"%s\" is not one of %s", s, list);
 }
 
@@ -926,17 +937,31 @@ static int sec_transport(struct ctx *c, const yaml_node_t *v, void *base)
 
 /* cc */
 
-static const char *const cc_names[] = {"nscc", "fixed", NULL};
 static const char *const scope_names[] = {"peer", "qp", NULL};
 
+/* The algorithm is validated against lib/core's CC registry (mrcp_cc_find),
+ * so a new algorithm needs no change here. */
 static int cc_algorithm(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	struct mrcd_config *cfg = base;
-	int i;
+	struct mrcp_cc_registry reg = {0};
+	const char *names[MRCP_CC_MAX_ALGOS + 1];
+	const struct mrcp_cc_ops *ops;
+	const char *s = scalar(c, v, "a name");
+	char list[160];
 
-	if (get_enum(c, v, cc_names, &i) != 0)
+	if (s == NULL)
 		return -EINVAL;
-	snprintf(cfg->cc.algorithm, sizeof(cfg->cc.algorithm), "%s", cc_names[i]);
+	if (mrcp_cc_register_builtin(&reg) < 0)
+		return fail(c, v, "the CC registry cannot be built");
+	ops = mrcp_cc_find(&reg, s);
+	if (ops == NULL) {
+		for (unsigned i = 0; i <= reg.n; i++)
+			names[i] = i < reg.n ? reg.ops[i]->name : NULL;
+		names_join(names, list, sizeof(list));
+		return fail(c, v, "\"%s\" is not one of %s", s, list);
+	}
+	snprintf(cfg->cc.algorithm, sizeof(cfg->cc.algorithm), "%s", ops->name);
 	return 0;
 }
 
@@ -1347,9 +1372,9 @@ static int validate(struct ctx *c, struct mrcd_config *cfg)
 		return fail_at(c, "cc.nscc.min_cwnd_kb", NULL, "%llu KiB is above max_cwnd_kb %llu KiB",
 			       (unsigned long long)cfg->cc.params.min_cwnd / 1024,
 			       (unsigned long long)cfg->cc.params.max_cwnd / 1024);
-	if (strcmp(cfg->cc.algorithm, "fixed") != 0 && cfg->cc.params.fixed_cwnd != 0)
+	if (strcmp(cfg->cc.algorithm, mrcp_cc_fixed.name) != 0 && cfg->cc.params.fixed_cwnd != 0)
 		return fail_at(c, "cc.fixed_cwnd_kb", NULL, "only used with algorithm: fixed");
-	if (strcmp(cfg->cc.algorithm, "nscc") != 0 && line_of(c, "cc.nscc") != 0)
+	if (strcmp(cfg->cc.algorithm, mrcp_cc_nscc.name) != 0 && line_of(c, "cc.nscc") != 0)
 		return fail_at(c, "cc.nscc", NULL, "only used with algorithm: nscc");
 
 	/* srv6 (D8) */

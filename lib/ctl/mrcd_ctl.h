@@ -19,12 +19,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct json_t;
+
 #define MRCD_CTL_MAX_WORKERS 4 /* "worker" arguments: 0..3 (D63) */
 #define MRCD_CTL_PROTO_VERSION 1
 #define MRCD_CTL_LINE_MAX 65536        /* longest request line, bytes incl. '\n' */
 #define MRCD_CTL_REASON_MAX 160
 #define MRCD_CTL_NAME_MAX 32           /* port names, incl. NUL */
-#define MRCD_CTL_CONN_INFO_LEN 208     /* == MRCP_CONN_INFO_LEN: hex-encoded in JSON */
+#define MRCD_CTL_CONN_INFO_LEN 208     /* MRCP_CONN_INFO_LEN (static_assert in ctl_proto.c), hex in JSON */
+
+/*
+ * The error codes a reply names: X(errno name). The daemon's replies
+ * ("code") and mrcctl's messages take their names from this one list; an
+ * errno outside it is sent as EIO. docs/control.md lists when each is used.
+ */
+#define MRCD_CTL_ERRNOS(X)                                                      \
+	X(EINVAL) X(ENOENT) X(EPERM) X(ENOSPC) X(EAGAIN) X(EBUSY) X(EPROTO)     \
+	X(E2BIG) X(ETIMEDOUT) X(ENOTSUP) X(ENOMEM) X(EEXIST) X(EFAULT)          \
+	X(EBADMSG) X(EHOSTUNREACH) X(ENODEV) X(EIO)
 
 /*
  * Commands: X(enum suffix, name on the wire, one-line help). The order is
@@ -179,6 +191,22 @@ int mrcd_ctl_parse(const char *line, size_t len, struct mrcd_ctl_req *req,
 const char *mrcd_ctl_cmd_name(enum mrcd_ctl_cmd c);
 /** The command of a wire name, or MRCD_CTL_INVALID. */
 enum mrcd_ctl_cmd mrcd_ctl_cmd_lookup(const char *name);
+
+/** The name of errno @e ("EINVAL" for EINVAL), or NULL if @e is not one of
+ *  MRCD_CTL_ERRNOS. */
+const char *mrcd_ctl_errno_name(int e);
+
+/**
+ * Encode one reply line, '\n' included, for a request with @has_id / @id
+ * (echoed when set): {"v":1,"id":..,"ok":true,"result":@result} when @err is
+ * 0 ({} for a NULL @result), else {"v":1,"id":..,"ok":false,"error":{"errno":
+ * -@err,"code":<name, EIO outside MRCD_CTL_ERRNOS>,"reason":@reason, or
+ * strerror(-@err) when @reason is NULL or empty}}. Compact JSON, keys in that
+ * order. @result is not consumed. @return a malloc'd string, or NULL (out of
+ * memory).
+ */
+char *mrcd_ctl_format_reply(bool has_id, int64_t id, const struct json_t *result, int err,
+			    const char *reason);
 
 /** Lower-case hex of @n bytes into @out (2n+1 bytes with NUL). */
 void mrcd_ctl_hex_encode(const uint8_t *in, size_t n, char *out);

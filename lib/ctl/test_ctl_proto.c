@@ -6,7 +6,10 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "mrcd_ctl.h"
 #include "mrcp_test.h"
@@ -221,6 +224,46 @@ TEST(ctl, hex_decode__rejects_bad_length_and_chars)
 	ASSERT_EQ(-EINVAL, mrcd_ctl_hex_decode("0xa5", out, 2));
 	ASSERT_EQ(-EINVAL, mrcd_ctl_hex_decode(NULL, out, 2));
 	ASSERT_EQ(0, mrcd_ctl_hex_decode("", out, 0));
+}
+
+/* ---- errno names and replies -------------------------------------------- */
+
+TEST(ctl, errno_name__every_listed_code)
+{
+#define X(n) ASSERT_STREQ(#n, mrcd_ctl_errno_name(n));
+	MRCD_CTL_ERRNOS(X)
+#undef X
+	ASSERT_TRUE(mrcd_ctl_errno_name(0) == NULL);
+	ASSERT_TRUE(mrcd_ctl_errno_name(-EINVAL) == NULL);
+	ASSERT_TRUE(mrcd_ctl_errno_name(EADDRINUSE) == NULL);
+}
+
+TEST(ctl, format_reply__ok)
+{
+	json_t *res = json_pack("{s:i,s:[i,i]}", "qpn", 5, "list", 1, 2);
+	char *out = mrcd_ctl_format_reply(true, -3, res, 0, "ignored");
+
+	ASSERT_STREQ("{\"v\":1,\"id\":-3,\"ok\":true,\"result\":{\"qpn\":5,\"list\":[1,2]}}\n", out);
+	free(out);
+	ASSERT_EQ(1, res->refcount); /* not consumed */
+	json_decref(res);
+	out = mrcd_ctl_format_reply(false, 9, NULL, 0, NULL);
+	ASSERT_STREQ("{\"v\":1,\"ok\":true,\"result\":{}}\n", out);
+	free(out);
+}
+
+TEST(ctl, format_reply__error)
+{
+	char *out = mrcd_ctl_format_reply(true, 7, NULL, -ENOENT, "args.qpn: no QP 5");
+
+	ASSERT_STREQ("{\"v\":1,\"id\":7,\"ok\":false,\"error\":{\"errno\":2,\"code\":\"ENOENT\","
+		     "\"reason\":\"args.qpn: no QP 5\"}}\n", out);
+	free(out);
+	/* no reason: strerror; a code outside the table: EIO */
+	out = mrcd_ctl_format_reply(false, 0, NULL, -EADDRINUSE, "");
+	ASSERT_STREQ("{\"v\":1,\"ok\":false,\"error\":{\"errno\":98,\"code\":\"EIO\","
+		     "\"reason\":\"Address already in use\"}}\n", out);
+	free(out);
 }
 
 /* ---- envelope ----------------------------------------------------------- */
