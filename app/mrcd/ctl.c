@@ -18,6 +18,7 @@
 #include <rte_log.h>
 #include <rte_version.h>
 
+#include "config_dp.h"
 #include "ctl.h"
 #include "dp_client.h"
 #include "dp_fault.h"
@@ -66,7 +67,7 @@ static json_t *ip_json(const struct mrcp_ip *ip)
 	return json_string(b);
 }
 
-static json_t *prefix_json(const struct mrcd_prefix *p)
+static json_t *prefix_json(const struct mrcd_dp_prefix *p)
 {
 	char b[INET6_ADDRSTRLEN + 8];
 
@@ -146,7 +147,7 @@ static int port_ref(struct mrcd_dp *dp, struct exec *x, const struct mrcd_ctl_po
 static json_t *port_json(struct mrcd_dp *dp, unsigned i)
 {
 	const struct mrcd_dp_port *p = &dp->ports[i];
-	const struct mrcd_port_config *pc = &dp->cfg->ports[i];
+	const struct mrcd_dp_port_config *pc = &dp->cfg->ports[i];
 	json_t *o = json_object();
 
 	set_u64(o, "plane", i + 1);
@@ -307,7 +308,7 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 			ncl++;
 		set_u64(o, "clients", ncl);
 		set_u64(o, "worker_lcore", dp->worker_lcore);
-		json_object_set_new(o, "idle", json_string(dp->cfg->lcores.idle == MRCD_IDLE_BUSY ? "busy" : "adaptive"));
+		json_object_set_new(o, "idle", json_string(dp->cfg->busy_poll ? "busy" : "adaptive"));
 		json_object_set_new(o, "family", json_string(dp->family == 6 ? "ipv6" : "ipv4"));
 		for (unsigned k = 0; k < dp->n_peers; k++) {
 			json_t *p = json_object();
@@ -447,7 +448,7 @@ static void exec_worker(struct mrcd_dp *dp, void *arg)
 		fr.port = (uint8_t)i;
 		fr.ev_min = f->ev_min;
 		fr.ev_max = f->ev_max;
-		fr.dir = (enum mrcd_fault_dir)f->dir;
+		fr.dir = mrcd_fault_dir_of(f->dir);
 		fr.drop_pct = f->drop_pct;
 		fr.blackhole = f->blackhole;
 		fr.delay_ns = (uint64_t)(f->delay_us * 1000.0);
@@ -1180,7 +1181,7 @@ static void handle_attach(struct mrcd_ctl_server *s, struct client *c, const str
 		snprintf(reason, sizeof(reason), "attach: client ABI %u, this daemon speaks ABI %u: "
 			 "rebuild the client against this mrcd's libmrc-client", req->attach.abi, MRC_SHM_ABI_VERSION);
 	} else {
-		err = mrcd_client_create(s->cfg, ++s->next_session, req->attach.heap_bytes,
+		err = mrcd_client_create(s->dp->cfg, ++s->next_session, req->attach.heap_bytes,
 					 req->attach.sq_depth, req->attach.rq_depth, req->attach.cq_depth,
 					 &sess, &arena_fd, reason, sizeof(reason));
 		if (err == 0) {

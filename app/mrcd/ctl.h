@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "dp.h"
+#include "mrcd_config.h"
 #include "mrcd_ctl.h"
 
 #define MRCD_CTL_MAX_CLIENTS 32

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mrcd_ctl.h"
 #include "mrcp_engine.h"
 #include "mrcp_frame.h"
 
@@ -62,10 +63,6 @@ struct mrcd_neighbour {
 
 enum mrcd_idle { MRCD_IDLE_ADAPTIVE = 0, MRCD_IDLE_BUSY };
 enum mrcd_cc_scope { MRCD_CC_SCOPE_PEER = 0, MRCD_CC_SCOPE_QP };
-#ifndef MRCD_FAULT_DIR_DEFINED /* also in lib/dp/dp_fault.h */
-#define MRCD_FAULT_DIR_DEFINED
-enum mrcd_fault_dir { MRCD_FAULT_TX = 0, MRCD_FAULT_RX, MRCD_FAULT_BOTH };
-#endif
 
 /** SRv6 path template for one destination row (D8, §2.3). */
 struct mrcd_srv6_template {
@@ -83,7 +80,7 @@ struct mrcd_srv6_template {
 struct mrcd_fault {
 	int port;                 /**< 0-based index into ports[] */
 	uint32_t ev_min, ev_max;  /**< EV range, inclusive */
-	enum mrcd_fault_dir dir;
+	enum mrcd_ctl_dir dir;    /**< the control protocol's direction (mrcd_ctl.h) */
 	double drop_pct;          /**< %, 0..100 */
 	bool blackhole;           /**< drop everything matched */
 	uint64_t delay_ns;        /**< added delay, ns */

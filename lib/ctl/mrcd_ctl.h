@@ -93,6 +93,7 @@ struct mrcd_ctl_ip {
 	uint8_t a[16];
 };
 
+/** A fault rule's direction, in requests and in the configuration (mrcd_config.h). */
 enum mrcd_ctl_dir { MRCD_CTL_DIR_TX = 0, MRCD_CTL_DIR_RX, MRCD_CTL_DIR_BOTH };
 enum mrcd_ctl_op { MRCD_CTL_OP_WRITE_IMM = 0, MRCD_CTL_OP_WRITE, MRCD_CTL_OP_MIXED };
 

@@ -75,7 +75,7 @@ void mrcd_dp_log_init(void)
 #define DELAYQ_CAP 8192
 #define L2_BUF 256                      /* ARP/NDP/ICMP replies and requests: see dp_neigh.h */
 
-static unsigned frame_room(const struct mrcd_config *cfg)
+static unsigned frame_room(const struct mrcd_dp_config *cfg)
 {
 	unsigned mtu = 0;
 
@@ -103,7 +103,7 @@ static int dev_name_of(const char *devargs, char *name, size_t cap)
 
 static int port_setup(struct mrcd_dp *dp, unsigned i, unsigned nq, char *err, size_t errlen)
 {
-	const struct mrcd_port_config *pc = &dp->cfg->ports[i];
+	const struct mrcd_dp_port_config *pc = &dp->cfg->ports[i];
 	struct mrcd_dp_port *p = &dp->ports[i];
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
@@ -233,7 +233,7 @@ static int port_setup(struct mrcd_dp *dp, unsigned i, unsigned nq, char *err, si
 
 static int neigh_setup(struct mrcd_dp *dp, char *err, size_t errlen)
 {
-	const struct mrcd_config *cfg = dp->cfg;
+	const struct mrcd_dp_config *cfg = dp->cfg;
 	int rc = mrcd_neigh_create(dp->n_ports, 1024, &dp->neigh);
 
 	if (rc < 0) {
@@ -241,7 +241,7 @@ static int neigh_setup(struct mrcd_dp *dp, char *err, size_t errlen)
 		return rc;
 	}
 	for (unsigned i = 0; i < dp->n_ports; i++) {
-		const struct mrcd_port_config *pc = &cfg->ports[i];
+		const struct mrcd_dp_port_config *pc = &cfg->ports[i];
 		struct mrcd_l2_port lp;
 
 		memset(&lp, 0, sizeof(lp));
@@ -256,6 +256,14 @@ static int neigh_setup(struct mrcd_dp *dp, char *err, size_t errlen)
 			memcpy(lp.v6, pc->ipv6.ip.a, 16);
 			lp.v6_plen = pc->ipv6.len;
 		}
+		if (pc->gw4.family == 4) {
+			lp.has_gw4 = true;
+			memcpy(lp.gw4, pc->gw4.a, 4);
+		}
+		if (pc->gw6.family == 6) {
+			lp.has_gw6 = true;
+			memcpy(lp.gw6, pc->gw6.a, 16);
+		}
 		rc = mrcd_neigh_set_port(dp->neigh, i, &lp);
 		if (rc < 0) {
 			snprintf(err, errlen, "ports[%u] %s: neighbour setup: %s", i, pc->name, strerror(-rc));
@@ -263,7 +271,7 @@ static int neigh_setup(struct mrcd_dp *dp, char *err, size_t errlen)
 		}
 	}
 	for (unsigned i = 0; i < cfg->n_neighbours; i++) {
-		const struct mrcd_neighbour *nb = &cfg->neighbours[i];
+		const struct mrcd_dp_neighbour *nb = &cfg->neighbours[i];
 
 		rc = mrcd_neigh_add_static(dp->neigh, nb->port, nb->ip.family, nb->ip.a, nb->mac);
 		if (rc < 0) {
@@ -274,34 +282,17 @@ static int neigh_setup(struct mrcd_dp *dp, char *err, size_t errlen)
 	return 0;
 }
 
-static int faults_setup(struct mrcd_dp *dp, uint64_t seed, char *err, size_t errlen)
+static int faults_setup(struct mrcd_dp *dp, char *err, size_t errlen)
 {
-	int rc = mrcd_fault_stage_create(seed ^ 0xfa017ull ^ ((uint64_t)dp->index << 32), &dp->faults);
+	int rc = mrcd_fault_stage_create(dp->cfg->engine.seed ^ 0xfa017ull ^ ((uint64_t)dp->index << 32),
+					 &dp->faults);
 
 	if (rc < 0) {
 		snprintf(err, errlen, "fault stage: %s", strerror(-rc));
 		return rc;
 	}
 	for (unsigned i = 0; i < dp->cfg->n_faults; i++) {
-		const struct mrcd_fault *f = &dp->cfg->faults[i];
-		struct mrcd_fault_rule r;
-		uint32_t id;
-
-		memset(&r, 0, sizeof(r));
-		r.port = (uint8_t)f->port;
-		r.ev_min = f->ev_min;
-		r.ev_max = f->ev_max;
-		r.dir = f->dir;
-		r.drop_pct = f->drop_pct;
-		r.blackhole = f->blackhole;
-		r.delay_ns = f->delay_ns;
-		r.jitter_ns = f->jitter_ns;
-		r.reorder_pct = f->reorder_pct;
-		r.duplicate_pct = f->duplicate_pct;
-		r.corrupt_pct = f->corrupt_pct;
-		r.trim_pct = f->trim_pct;
-		r.ecn_pct = f->ecn_pct;
-		rc = mrcd_fault_add(dp->faults, &r, &id);
+		rc = mrcd_fault_add(dp->faults, &dp->cfg->faults[i], NULL);
 		if (rc < 0) {
 			snprintf(err, errlen, "faults[%u]: %s", i, strerror(-rc));
 			return rc;
@@ -310,39 +301,25 @@ static int faults_setup(struct mrcd_dp *dp, uint64_t seed, char *err, size_t err
 	return 0;
 }
 
-/* SRv6 (brief §2.3, D8): the configuration's templates as lib/dp rows. */
+/* SRv6 (§2.3, D8): each worker keeps its own copy of the rows. */
 static int srv6_setup(struct mrcd_dp *dp, char *err, size_t errlen)
 {
-	const struct mrcd_config *cfg = dp->cfg;
+	const struct mrcd_dp_config *cfg = dp->cfg;
 
-	if (!cfg->srv6.enabled)
+	if (cfg->n_srv6 == 0)
 		return 0;
-	dp->srv6 = calloc(cfg->srv6.n_templates, sizeof(*dp->srv6));
+	dp->srv6 = calloc(cfg->n_srv6, sizeof(*dp->srv6));
 	if (!dp->srv6) {
 		snprintf(err, errlen, "srv6: out of memory");
 		return -ENOMEM;
 	}
-	for (unsigned i = 0; i < cfg->srv6.n_templates; i++) {
-		const struct mrcd_srv6_template *t = &cfg->srv6.templates[i];
-		struct mrcd_srv6_row *r = &dp->srv6[i];
-
-		memcpy(r->prefix, t->dst.ip.a, 16);
-		r->plen = t->dst.len;
-		memcpy(r->locator, cfg->srv6.locator.ip.a, 4);
-		r->n_usid = t->n_usid;
-		for (unsigned k = 0; k < t->n_usid && k < MRCD_SRV6_USIDS; k++)
-			r->usid[k] = t->usid[k];
-		r->plane_mask = t->plane_mask;
-		r->plane_shift = t->plane_shift;
-		r->uplink_usid = t->uplink_usid;
-		r->uplink_mask = t->uplink_mask;
-	}
-	dp->n_srv6 = cfg->srv6.n_templates;
+	memcpy(dp->srv6, cfg->srv6, cfg->n_srv6 * sizeof(*dp->srv6));
+	dp->n_srv6 = cfg->n_srv6;
 	return 0;
 }
 
 /* One worker's own parts: mailbox, doorbell, hand-over ring. */
-static struct mrcd_dp *worker_alloc(const struct mrcd_config *cfg, unsigned index, unsigned n,
+static struct mrcd_dp *worker_alloc(const struct mrcd_dp_config *cfg, unsigned index, unsigned n,
 				    char *err, size_t errlen)
 {
 	struct mrcd_dp *dp = calloc(1, sizeof(*dp));
@@ -360,8 +337,8 @@ static struct mrcd_dp *worker_alloc(const struct mrcd_config *cfg, unsigned inde
 	dp->index = index;
 	dp->n_workers = n;
 	dp->n_ports = cfg->n_ports;
-	dp->family = mrcd_config_family(cfg);
-	dp->worker_lcore = cfg->lcores.ids[index];
+	dp->family = cfg->family;
+	dp->worker_lcore = cfg->lcores[index];
 	dp->doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (dp->doorbell < 0) {
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
@@ -369,7 +346,7 @@ static struct mrcd_dp *worker_alloc(const struct mrcd_config *cfg, unsigned inde
 		free(dp);
 		return NULL;
 	}
-	mrcd_config_to_frame_rx(cfg, &dp->rx_cfg);
+	dp->rx_cfg = cfg->frame;
 	dp->rx_cfg.check_icrc = false; /* checked with rte_net_crc below */
 	return dp;
 }
@@ -396,11 +373,11 @@ static int port_share(struct mrcd_dp *dp, const struct mrcd_dp *dp0, unsigned i,
 	return 0;
 }
 
-int mrcd_dp_create(const struct mrcd_config *cfg, uint64_t seed, struct mrcd_dp **out,
-		   char *err, size_t errlen)
+int mrcd_dp_create(const struct mrcd_dp_config *config, struct mrcd_dp **out, char *err, size_t errlen)
 {
 	struct mrcd_dp *dp0 = NULL;
-	unsigned n = cfg->lcores.n_ids;
+	struct mrcd_dp_config *cfg;
+	unsigned n = config->n_workers;
 	int rc = -ENOMEM;
 
 	*out = NULL;
@@ -409,16 +386,31 @@ int mrcd_dp_create(const struct mrcd_config *cfg, uint64_t seed, struct mrcd_dp 
 			 MRCD_DP_MAX_WORKERS, n);
 		return -ENOTSUP;
 	}
+	if (config->n_ports < 1 || config->n_ports > MRCD_DP_MAX_PORTS) {
+		snprintf(err, errlen, "ports: 1 to %u ports, got %u", MRCD_DP_MAX_PORTS, config->n_ports);
+		return -EINVAL;
+	}
+	/* the workers share one copy; the tables it points to are read below only */
+	cfg = malloc(sizeof(*cfg));
+	if (!cfg) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	*cfg = *config;
 	for (unsigned k = 0; k < n; k++) {
 		struct mrcd_dp *dp = worker_alloc(cfg, k, n, err, errlen);
 
 		if (!dp) {
-			if (k == 0)
+			if (k == 0) {
+				free(cfg);
 				return -ENOMEM;
+			}
 			goto fail;
 		}
-		if (k == 0)
+		if (k == 0) {
 			dp0 = dp;
+			dp0->own_cfg = cfg;
+		}
 		dp0->w[k] = dp;
 	}
 	for (unsigned k = 1; k < n; k++)
@@ -442,7 +434,7 @@ int mrcd_dp_create(const struct mrcd_config *cfg, uint64_t seed, struct mrcd_dp 
 		rc = neigh_setup(dp, err, errlen);
 		if (rc < 0)
 			goto fail;
-		rc = faults_setup(dp, seed, err, errlen);
+		rc = faults_setup(dp, err, errlen);
 		if (rc < 0)
 			goto fail;
 		rc = srv6_setup(dp, err, errlen);
@@ -466,9 +458,9 @@ int mrcd_dp_create(const struct mrcd_config *cfg, uint64_t seed, struct mrcd_dp 
 				goto fail;
 			}
 		}
-		mrcd_config_to_engine(cfg, &ecfg);
+		ecfg = cfg->engine;
 		/* worker 0 keeps the seed as given, so one worker replays as before */
-		ecfg.seed = seed + (uint64_t)k * 0x9e3779b97f4a7c15ull;
+		ecfg.seed = cfg->engine.seed + (uint64_t)k * 0x9e3779b97f4a7c15ull;
 		ecfg.shard = (uint8_t)k;
 		rc = mrcp_engine_create(&ecfg, &dp->eng);
 		if (rc < 0) {
@@ -579,6 +571,7 @@ void mrcd_dp_destroy(struct mrcd_dp *dp)
 	}
 	for (unsigned k = dp->n_workers; k-- > 1;)
 		free(dp->w[k]);
+	free(dp->own_cfg);
 	free(dp);
 }
 
@@ -902,7 +895,7 @@ static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d,
 {
 	unsigned i = d->port - 1u;
 	struct mrcd_dp_port *p = &dp->ports[i];
-	const struct mrcd_port_config *pc = &dp->cfg->ports[i];
+	const struct mrcd_dp_port_config *pc = &dp->cfg->ports[i];
 	struct mrcp_frame_tx ftx;
 	uint8_t req[L2_BUF];
 	size_t req_len = 0;
@@ -952,8 +945,8 @@ static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d,
 	ftx.dscp = d->dscp;
 	ftx.ecn = d->ecn;
 	ftx.ev = d->ev;
-	ftx.ev_layout = dp->cfg->transport.ev_layout;
-	ftx.udp_dport = dp->cfg->transport.udp_port;
+	ftx.ev_layout = dp->cfg->frame.ev_layout;
+	ftx.udp_dport = dp->cfg->frame.udp_port;
 	ftx.ip_id = dp->ip_id++;
 
 	size_t hl = mrcp_frame_hdr_len(&ftx);
@@ -1028,7 +1021,7 @@ struct rxb {
 	unsigned n, n_hold;
 };
 
-static bool addr_is_ours(const struct mrcd_port_config *pc, const struct mrcp_frame_view *v)
+static bool addr_is_ours(const struct mrcd_dp_port_config *pc, const struct mrcp_frame_view *v)
 {
 	if (v->l3 == MRCP_FRAME_IPV4)
 		return pc->ipv4.ip.family == 4 && memcmp(v->dst_ip, pc->ipv4.ip.a, 4) == 0;
@@ -1335,8 +1328,8 @@ static void rx_one(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, unsigned i
  * fault stage held. */
 static unsigned rx_ports(struct mrcd_dp *dp, struct rxb *rb, struct txb *b, uint64_t now)
 {
-	struct rte_mbuf *m[MRCD_MAX_PORTS][MRCD_DP_BURST];
-	uint16_t n[MRCD_MAX_PORTS];
+	struct rte_mbuf *m[MRCD_DP_MAX_PORTS][MRCD_DP_BURST];
+	uint16_t n[MRCD_DP_MAX_PORTS];
 	void *due[MRCD_DP_BURST];
 	unsigned most = 0, got = 0, nd;
 
@@ -1579,7 +1572,7 @@ static int worker_main(void *arg)
 	struct rxb *rb = calloc(1, sizeof(*rb));
 	uint64_t last_work = 0;
 	uint64_t sleep_max = IDLE_SLEEP_MIN_NS;
-	bool adaptive = dp->cfg->lcores.idle == MRCD_IDLE_ADAPTIVE;
+	bool adaptive = !dp->cfg->busy_poll;
 
 	if (!b || !rb) {
 		free(b);

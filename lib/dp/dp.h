@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "mrcd_config.h"
+#include "dp_config.h"
 #include "mrcp_engine.h"
 
 #include <rte_mbuf_core.h>
@@ -33,7 +33,6 @@ struct mrcd_dp;
 #define MRCD_DP_BURST 32
 #define MRCD_DP_TXQ_PENDING (4 * MRCD_DP_BURST) /* frames held for a full TX ring */
 #define MRCD_DP_ZC_MIN 512  /* payload bytes from which transmit is zero-copy */
-#define MRCD_DP_MAX_WORKERS MRCP_SHARDS /* one engine per worker lcore (D63) */
 #define MRCD_DP_HANDOVER_RING 4096      /* frames another worker may hand over */
 
 /* Per-port datapath counters: X(name, description). */
@@ -89,7 +88,7 @@ struct mrcd_dp_worker_counters {
 
 struct mrcd_dp_port {
 	uint16_t port_id;          /**< DPDK port id */
-	char name[MRCD_NAME_MAX];
+	char name[MRCD_DP_NAME_MAX];
 	uint8_t mac[6];
 	int socket;                /**< NUMA socket of the device */
 	struct rte_mempool *pool;  /**< mbufs for this port's socket */
@@ -141,7 +140,8 @@ typedef bool (*mrcd_dp_hook)(struct mrcd_dp *dp, void *arg, uint64_t now_ns);
  * frames (ARP, NDP, ICMP) are processed where they land and copied to every
  * other worker (their engines and neighbour tables all need them). */
 struct mrcd_dp {
-	const struct mrcd_config *cfg;
+	const struct mrcd_dp_config *cfg; /**< shared by every worker (worker 0's own_cfg) */
+	struct mrcd_dp_config *own_cfg; /**< worker 0: the copy mrcd_dp_create made */
 	unsigned index;            /**< worker index = engine shard = queue id */
 	unsigned n_workers;
 	struct mrcd_dp *w[MRCD_DP_MAX_WORKERS]; /**< every worker (the same array in each) */
@@ -151,7 +151,7 @@ struct mrcd_dp {
 	struct mrcp_frame_rx_cfg rx_cfg;
 	int family;                /**< 4 or 6: the planes' address family */
 	unsigned n_ports;
-	struct mrcd_dp_port ports[MRCD_MAX_PORTS];
+	struct mrcd_dp_port ports[MRCD_DP_MAX_PORTS];
 	struct mrcd_neigh *neigh;
 	struct mrcd_fault_stage *faults;
 	struct mrcd_srv6_row *srv6;  /**< SRv6 templates (D8); NULL when off */
@@ -207,9 +207,8 @@ void mrcd_dp_time_init(void);
  * @param err  one-line reason on failure.
  * @return 0 or a negative errno; on failure everything is released.
  */
-int mrcd_dp_create(const struct mrcd_config *cfg, uint64_t seed, struct mrcd_dp **out,
-		   char *err, size_t errlen);
-/** Launch worker i on cfg->lcores.ids[i], for every worker. @return 0 or -errno. */
+int mrcd_dp_create(const struct mrcd_dp_config *cfg, struct mrcd_dp **out, char *err, size_t errlen);
+/** Launch worker i on cfg->lcores[i], for every worker. @return 0 or -errno. */
 int mrcd_dp_start(struct mrcd_dp *dp);
 /** Stop and join every worker (idempotent). */
 void mrcd_dp_stop(struct mrcd_dp *dp);

@@ -19,7 +19,7 @@ struct client_list {
 
 /* ---- creation (control thread) ------------------------------------------------- */
 
-int mrcd_client_create(const struct mrcd_config *cfg, uint32_t id, uint64_t heap_bytes,
+int mrcd_client_create(const struct mrcd_dp_config *cfg, uint32_t id, uint64_t heap_bytes,
 		       uint32_t sq_depth, uint32_t rq_depth, uint32_t cq_depth,
 		       struct mrcd_client **out, int *arena_fd, char *err, size_t errlen)
 {
@@ -30,9 +30,9 @@ int mrcd_client_create(const struct mrcd_config *cfg, uint32_t id, uint64_t heap
 
 	*out = NULL;
 	*arena_fd = -1;
-	if (heap_bytes > (uint64_t)cfg->limits.per_client.max_mem_mb << 20) {
+	if (heap_bytes > (uint64_t)cfg->per_client.max_mem_mb << 20) {
 		snprintf(err, errlen, "args.heap_bytes: %llu is above limits.per_client.max_mem_mb (%u MiB)",
-			 (unsigned long long)heap_bytes, cfg->limits.per_client.max_mem_mb);
+			 (unsigned long long)heap_bytes, cfg->per_client.max_mem_mb);
 		return -EINVAL;
 	}
 	memset(&p, 0, sizeof(p));
@@ -57,8 +57,8 @@ int mrcd_client_create(const struct mrcd_config *cfg, uint32_t id, uint64_t heap
 	}
 	c->id = id;
 	c->cq_efd = -1;
-	c->max_qps = cfg->limits.per_client.max_qps;
-	c->max_wrs = cfg->limits.per_client.max_wrs;
+	c->max_qps = cfg->per_client.max_qps;
+	c->max_wrs = cfg->per_client.max_wrs;
 	c->va_base = (uint64_t)id << MRCD_CLIENT_VA_SHIFT;
 	c->qpns = calloc(c->max_qps, sizeof(*c->qpns));
 	c->wrs = calloc(c->max_wrs, sizeof(*c->wrs));

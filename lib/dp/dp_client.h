@@ -94,7 +94,7 @@ struct mrcd_client {
 /** Create a session's arena (memfd, sealed), its eventfd, and the state.
  *  @param arena_fd  out: the memfd to send the client (caller closes it).
  *  @return 0 or -errno with @err. */
-int mrcd_client_create(const struct mrcd_config *cfg, uint32_t id, uint64_t heap_bytes,
+int mrcd_client_create(const struct mrcd_dp_config *cfg, uint32_t id, uint64_t heap_bytes,
 		       uint32_t sq_depth, uint32_t rq_depth, uint32_t cq_depth,
 		       struct mrcd_client **out, int *arena_fd, char *err, size_t errlen);
 /** Unmap and free (after mrcd_client_detach ran on the worker). */
