@@ -739,7 +739,9 @@ static bool session_cmd(enum mrcd_ctl_cmd cmd)
 
 static void run_on(struct mrcd_dp *w, struct exec *x)
 {
-	mrcd_dp_call(w, exec_worker, x, CALL_TIMEOUT_MS);
+	if (mrcd_dp_call(w, exec_worker, x, CALL_TIMEOUT_MS) == -ETIMEDOUT)
+		fail(x, -ETIMEDOUT, "worker %u did not take the request within %u ms", w->index,
+		     CALL_TIMEOUT_MS);
 }
 
 /* Run @x on worker @k as well and hand back its own result (or NULL with
@@ -1137,7 +1139,9 @@ static void client_close(struct client *c)
 {
 	if (c->sess) {
 		MRCD_LOG(INFO, ctl, "client %u detached\n", c->sess->id);
-		mrcd_dp_call(c->sess->dp, sess_detach_fn, c->sess, CALL_TIMEOUT_MS);
+		/* the arena stays mapped until the worker has let go of it */
+		while (mrcd_dp_call(c->sess->dp, sess_detach_fn, c->sess, CALL_TIMEOUT_MS) == -ETIMEDOUT)
+			;
 		mrcd_client_free(c->sess);
 		c->sess = NULL;
 	}
@@ -1188,8 +1192,13 @@ static void handle_attach(struct mrcd_ctl_server *s, struct client *c, const str
 			/* D63: sessions go round the workers; all of one session's
 			 * QPs and regions live in its worker's engine */
 			sess->dp = s->dp->w[s->next_session % s->dp->n_workers];
-			mrcd_dp_call(sess->dp, sess_attach_fn, sess, CALL_TIMEOUT_MS);
-			if (sess->id == 0) {
+			if (mrcd_dp_call(sess->dp, sess_attach_fn, sess, CALL_TIMEOUT_MS) == -ETIMEDOUT) {
+				err = -ETIMEDOUT;
+				snprintf(reason, sizeof(reason), "attach: the worker did not take the session within %u ms",
+					 CALL_TIMEOUT_MS);
+				mrcd_client_free(sess);
+				sess = NULL;
+			} else if (sess->id == 0) {
 				err = -ENOMEM;
 				snprintf(reason, sizeof(reason), "attach: out of memory");
 				mrcd_client_free(sess);

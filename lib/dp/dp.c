@@ -47,6 +47,7 @@
 
 #include "dp.h"
 #include "dp_fault.h"
+#include "dp_mailbox.h"
 #include "dp_neigh.h"
 #include "dp_srv6.h"
 #include "mrcp_bytes.h"
@@ -323,16 +324,11 @@ static struct mrcd_dp *worker_alloc(const struct mrcd_dp_config *cfg, unsigned i
 				    char *err, size_t errlen)
 {
 	struct mrcd_dp *dp = calloc(1, sizeof(*dp));
-	pthread_mutex_t *lock = malloc(sizeof(*lock));
 
-	if (!dp || !lock) {
-		free(dp);
-		free(lock);
+	if (!dp) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	pthread_mutex_init(lock, NULL);
-	dp->call_lock = lock;
 	dp->cfg = cfg;
 	dp->index = index;
 	dp->n_workers = n;
@@ -342,10 +338,16 @@ static struct mrcd_dp *worker_alloc(const struct mrcd_dp_config *cfg, unsigned i
 	dp->doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (dp->doorbell < 0) {
 		snprintf(err, errlen, "eventfd: %s", strerror(errno));
-		free(lock);
 		free(dp);
 		return NULL;
 	}
+	if (mrcd_mailbox_init(&dp->mb, dp, dp->doorbell) < 0) {
+		snprintf(err, errlen, "mailbox: out of memory");
+		close(dp->doorbell);
+		free(dp);
+		return NULL;
+	}
+	dp->mb_ready = true;
 	dp->rx_cfg = cfg->frame;
 	dp->rx_cfg.check_icrc = false; /* checked with rte_net_crc below */
 	return dp;
@@ -533,10 +535,8 @@ static void worker_free(struct mrcd_dp *dp)
 	free(dp->srv6);
 	if (dp->doorbell > 0)
 		close(dp->doorbell);
-	if (dp->call_lock) {
-		pthread_mutex_destroy(dp->call_lock);
-		free(dp->call_lock);
-	}
+	if (dp->mb_ready)
+		mrcd_mailbox_fini(&dp->mb);
 }
 
 void mrcd_dp_destroy(struct mrcd_dp *dp)
@@ -1454,62 +1454,30 @@ static void ip_str(const struct mrcp_ip *ip, char *buf, size_t cap)
 
 /* ---- the mailbox ------------------------------------------------------------------------ */
 
-static bool run_call(struct mrcd_dp *dp)
+/* The mailbox runs mrcd_dp_fn calls: the caller's function and argument
+ * travel in a struct on its stack, which the mailbox never touches once
+ * mrcd_mailbox_call has returned. */
+struct dp_call {
+	mrcd_dp_fn fn;
+	void *arg;
+};
+
+static void dp_call_run(void *ctx, void *arg)
 {
-	unsigned seq = atomic_load_explicit(&dp->call_seq, memory_order_acquire);
+	const struct dp_call *c = arg;
 
-	if (seq == atomic_load_explicit(&dp->call_done, memory_order_relaxed))
-		return false;
-	mrcd_dp_fn fn = atomic_load_explicit(&dp->call_fn, memory_order_acquire);
-
-	fn(dp, dp->call_arg);
-	dp->wc.calls++;
-	atomic_store_explicit(&dp->call_done, seq, memory_order_release);
-	return true;
+	c->fn(ctx, c->arg);
 }
 
 int mrcd_dp_call(struct mrcd_dp *dp, mrcd_dp_fn fn, void *arg, unsigned timeout_ms)
 {
-	pthread_mutex_t *lock = dp->call_lock;
-	uint64_t one = 1;
-	struct timespec ts = { 0, 20000 };
-	uint64_t waited_ns = 0;
-	int rc = 0;
+	struct dp_call c = { fn, arg };
+	int rc = mrcd_mailbox_call(&dp->mb, dp_call_run, &c, timeout_ms);
 
-	pthread_mutex_lock(lock);
-	if (!atomic_load(&dp->running)) {
-		fn(dp, arg);
-		pthread_mutex_unlock(lock);
-		return 0;
-	}
-	dp->call_arg = arg;
-	atomic_store_explicit(&dp->call_fn, fn, memory_order_release);
-	unsigned seq = atomic_load(&dp->call_seq) + 1;
-
-	atomic_store_explicit(&dp->call_seq, seq, memory_order_release);
-	if (write(dp->doorbell, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the counter is already non-zero, the worker wakes anyway */
-	}
-	while (atomic_load_explicit(&dp->call_done, memory_order_acquire) != seq) {
-		if (!atomic_load(&dp->running)) {
-			/* the worker exited between the check and now: run it here */
-			if (atomic_load(&dp->call_done) != seq) {
-				fn(dp, arg);
-				atomic_store(&dp->call_done, seq);
-			}
-			break;
-		}
-		nanosleep(&ts, NULL);
-		waited_ns += 20000;
-		if (timeout_ms && waited_ns > (uint64_t)timeout_ms * 1000000u) {
-			/* keep waiting: @arg lives on the caller's stack. Say so once. */
-			MRCD_LOG(WARNING, dp, "control call waiting for the worker for %u ms\n", timeout_ms);
-			timeout_ms = 0;
-			rc = -ETIMEDOUT;
-		}
-	}
-	pthread_mutex_unlock(lock);
-	return rc == -ETIMEDOUT ? 0 : rc;
+	if (rc == -ETIMEDOUT)
+		MRCD_LOG(WARNING, dp, "worker %u did not take a control call within %u ms\n",
+			 dp->index, timeout_ms);
+	return rc;
 }
 
 /* ---- the worker ----------------------------------------------------------------------- */
@@ -1578,7 +1546,7 @@ static int worker_main(void *arg)
 		free(b);
 		free(rb);
 		MRCD_LOG(ERR, dp, "worker: out of memory\n");
-		atomic_store(&dp->running, false);
+		mrcd_mailbox_close(&dp->mb);
 		return -ENOMEM;
 	}
 	MRCD_LOG(INFO, dp, "worker %u of %u on lcore %u: %u ports, idle %s\n", dp->index, dp->n_workers,
@@ -1589,7 +1557,10 @@ static int worker_main(void *arg)
 		unsigned work = 0;
 
 		dp->wc.loops++;
-		work += run_call(dp);
+		if (mrcd_mailbox_poll(&dp->mb)) {
+			dp->wc.calls++;
+			work++;
+		}
 		for (unsigned i = 0; i < dp->n_ports; i++) {
 			struct mrcd_dp_port *p = &dp->ports[i];
 			bool room;
@@ -1631,7 +1602,7 @@ static int worker_main(void *arg)
 	/* what the rings did not take is freed by mrcd_dp_destroy */
 	free(b);
 	free(rb);
-	atomic_store(&dp->running, false);
+	mrcd_mailbox_close(&dp->mb);
 	MRCD_LOG(INFO, dp, "worker stopped\n");
 	return 0;
 }
@@ -1646,10 +1617,11 @@ static int worker_start(struct mrcd_dp *dp)
 		return -EINVAL;
 	}
 	atomic_store(&dp->stop, false);
-	atomic_store(&dp->running, true);
+	/* before the launch: no call may run here while the worker runs */
+	mrcd_mailbox_open(&dp->mb);
 	rc = rte_eal_remote_launch(worker_main, dp, dp->worker_lcore);
 	if (rc < 0) {
-		atomic_store(&dp->running, false);
+		mrcd_mailbox_close(&dp->mb);
 		return rc;
 	}
 	dp->launched = true;

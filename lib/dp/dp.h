@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "dp_config.h"
+#include "dp_mailbox.h"
 #include "mrcp_engine.h"
 
 #include <rte_mbuf_core.h>
@@ -163,14 +164,10 @@ struct mrcd_dp {
 
 	/* worker control */
 	atomic_bool stop;
-	atomic_bool running;
 	bool launched;             /**< the worker was launched and not yet joined */
 	int doorbell;              /**< eventfd: wakes an idle worker */
-	/* mailbox: one call at a time, serialised by call_lock */
-	void *call_lock;           /**< pthread_mutex_t, opaque here */
-	_Atomic(mrcd_dp_fn) call_fn;
-	void *call_arg;
-	atomic_uint call_seq, call_done;
+	struct mrcd_mailbox mb;    /**< control calls into this worker (mrcd_dp_call) */
+	bool mb_ready;             /**< mb was initialised */
 
 	struct mrcd_dp_qp_owner owners[MRCD_DP_MAX_OWNERS];
 	struct { mrcd_dp_hook fn; void *arg; } hooks[8];
@@ -219,10 +216,15 @@ void mrcd_dp_destroy(struct mrcd_dp *dp);
 struct mrcd_dp *mrcd_dp_of_qpn(struct mrcd_dp *dp, uint32_t qpn);
 
 /**
- * Run @fn(dp, arg) on the worker and wait for it (at most @timeout_ms).
- * If the worker is not running, @fn runs on the calling thread.
- * @return 0, or -ETIMEDOUT (the call may still run later: @arg must stay
- *         valid; callers use a timeout far above any loop iteration).
+ * Run @fn(dp, arg) on worker @dp between two loop iterations and wait until
+ * it has returned. If the worker does not run (not started yet, stopped),
+ * @fn runs on the calling thread. Calls from several threads are serialised.
+ * @param timeout_ms  how long the worker may take to pick the call up; 0 =
+ *                    as long as it takes. A call the worker has picked up is
+ *                    always waited for.
+ * @return 0: @fn ran once and returned; -ETIMEDOUT: the worker did not take
+ *         the call in time, and @fn never runs (@arg may be on the caller's
+ *         stack: it is not touched after the return). dp_mailbox.h.
  */
 int mrcd_dp_call(struct mrcd_dp *dp, mrcd_dp_fn fn, void *arg, unsigned timeout_ms);
 
