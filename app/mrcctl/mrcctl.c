@@ -688,9 +688,9 @@ static void help(void)
 {
 	usage(stdout);
 	printf("\ncommands (dashes and underscores are the same):\n");
-#define X(e, n, h) printf("  %-16s %s\n", n, h);
-	MRCD_CTL_CMDS(X)
-#undef X
+	for (unsigned c = MRCD_CTL_INVALID + 1; c < MRCD_CTL_CMD_COUNT; c++)
+		printf("  %-16s %s\n", mrcd_ctl_cmd_name((enum mrcd_ctl_cmd)c),
+		       mrcd_ctl_cmd_help((enum mrcd_ctl_cmd)c));
 	printf("  %-16s %s\n", "selftest",
 	       "run selftest_* on this daemon (sender) and --peer (receiver), report");
 	printf("\nvalues: true/false, integers (decimal or 0x hex), decimals, \"quoted\" "

@@ -39,43 +39,77 @@ struct json_t;
 	X(EBADMSG) X(EHOSTUNREACH) X(ENODEV) X(EIO)
 
 /*
- * Commands: X(enum suffix, name on the wire, one-line help). The order is
- * the order of `mrcctl help`.
+ * How the daemon runs a command (the ROUTE column below). A worker runs one
+ * engine (D63); "every worker" means each in turn, in index order, stopping
+ * at the first error.
+ */
+enum mrcd_ctl_route {
+	MRCD_CTL_ROUTE_DAEMON = 0, /* the control thread itself, no worker */
+	MRCD_CTL_ROUTE_SOCKET,     /* only on the control socket, which handles it */
+	MRCD_CTL_ROUTE_WORKER0,    /* worker 0 */
+	MRCD_CTL_ROUTE_ALL,        /* every worker; answers folded by the COMBINE column */
+	MRCD_CTL_ROUTE_QPN,        /* the worker whose engine owns route_key (a QPN) */
+	MRCD_CTL_ROUTE_PEER,       /* the first worker whose engine knows the peer (not ENOENT) */
+	MRCD_CTL_ROUTE_PICK,       /* worker route_key if >= 0, else the one with fewest QPs */
+	MRCD_CTL_ROUTE_SELFTEST,   /* the worker the selftest id route_key names */
+	MRCD_CTL_ROUTE_SESSION,    /* the worker of the caller's client session; needs one */
+};
+
+/* How the answers of several workers are folded into the first one's
+ * (MRCD_CTL_ROUTE_ALL; the others take one answer). */
+enum mrcd_ctl_combine {
+	MRCD_CTL_COMBINE_ONE = 0,  /* the first answer stands (the others agree) */
+	MRCD_CTL_COMBINE_LIST,     /* arrays, concatenated in worker order */
+	MRCD_CTL_COMBINE_PORTS,    /* the same ports in each: their counters add up */
+	MRCD_CTL_COMBINE_STATUS,   /* QPs and clients add up; a peer's latest mask wins */
+	MRCD_CTL_COMBINE_SUM,      /* every integer adds up, through nested objects */
+};
+
+/*
+ * Commands, one row each: X(ENUM, name, args, route, combine, help).
+ *   name     the wire name (#name); the daemon's handler is cmd_<name>
+ *   args     the argument spec in ctl_proto.c (args_<args>: keys, parser)
+ *   route    MRCD_CTL_ROUTE_<route>; SESSION also means "needs a session"
+ *   combine  MRCD_CTL_COMBINE_<combine>
+ *   help     one line for `mrcctl help`
+ * A new command is a row here, an argument spec (or an existing one) and a
+ * handler; a row without either does not compile. The order is the order of
+ * `mrcctl help`.
  */
 #define MRCD_CTL_CMDS(X)                                                        \
-	X(VERSION, "version", "protocol and daemon versions")                   \
-	X(STATUS, "status", "daemon summary: uptime, ports, QPs, lcores")       \
-	X(PORTS, "ports", "every port (plane): link, addresses, counters")      \
-	X(LCORES, "lcores", "worker lcores: loops, idle time, queues")          \
-	X(QPS, "qps", "every QP, one line each")                                \
-	X(QP, "qp", "one QP in full: args {qpn}")                               \
-	X(EVS, "evs", "one QP's EVs, state and counters: args {qpn}")           \
-	X(COUNTERS, "counters", "engine and datapath counters")                 \
-	X(FAULTS, "faults", "the fault-injection rules in force")               \
-	X(FAULT_SET, "fault_set", "add a fault rule: args {port, ...}")         \
-	X(FAULT_CLEAR, "fault_clear", "remove fault rules: args {rule} or {port} or {}") \
-	X(EV_DENY, "ev_deny", "deny or allow one EV of a QP: args {qpn, ev, deny}") \
-	X(PORT_ADMIN, "port_admin", "set a port admin up or down: args {port, up}") \
-	X(LOG_LEVEL, "log_level", "set the log level: args {level, type?}")     \
-	X(EV_PROBE, "ev_probe", "probe one EV to a peer: args {node, port, ev}") \
-	X(PROBES, "probes", "the latest EV probe results")                      \
-	X(SELFTEST_LISTEN, "selftest_listen", "selftest: open a receiving side: args {region_bytes?, worker?}") \
-	X(SELFTEST_START, "selftest_start", "selftest: open a sending side: args {peer_info, bytes, ..., worker?}") \
-	X(SELFTEST_ACCEPT, "selftest_accept", "selftest: connect a receiving side: args {id, peer_info}") \
-	X(SELFTEST_RUN, "selftest_run", "selftest: begin sending: args {id}")  \
-	X(SELFTEST_STATUS, "selftest_status", "selftest: progress and results: args {id}") \
-	X(SELFTEST_STOP, "selftest_stop", "selftest: end one and free it: args {id}") \
-	X(ATTACH, "attach", "client: create this connection's arena (fds in the reply): args {abi, heap_bytes?, sq_depth?, rq_depth?, cq_depth?}") \
-	X(REG_MR, "reg_mr", "client: register arena heap bytes: args {ofs, len, access}") \
-	X(DEREG_MR, "dereg_mr", "client: deregister: args {lkey}") \
-	X(QP_CREATE, "qp_create", "client: create a QP: args {sq_depth?, rq_depth?, user_ctx?}") \
-	X(QP_INFO, "qp_info", "client: a QP's connection info: args {qpn}") \
-	X(QP_CONNECT, "qp_connect", "client: connect a QP to its peer: args {qpn, peer_info}") \
-	X(QP_DESTROY, "qp_destroy", "client: destroy a QP: args {qpn}")
+	X(VERSION, version, none, DAEMON, ONE, "protocol and daemon versions")  \
+	X(STATUS, status, none, ALL, STATUS, "daemon summary: uptime, ports, QPs, lcores") \
+	X(PORTS, ports, none, ALL, PORTS, "every port (plane): link, addresses, counters") \
+	X(LCORES, lcores, none, ALL, LIST, "worker lcores: loops, idle time, queues") \
+	X(QPS, qps, none, ALL, LIST, "every QP, one line each")                 \
+	X(QP, qp, qp, QPN, ONE, "one QP in full: args {qpn}")                   \
+	X(EVS, evs, qp, QPN, ONE, "one QP's EVs, state and counters: args {qpn}") \
+	X(COUNTERS, counters, none, ALL, SUM, "engine and datapath counters")   \
+	X(FAULTS, faults, none, WORKER0, ONE, "the fault-injection rules in force") \
+	X(FAULT_SET, fault_set, fault_set, ALL, ONE, "add a fault rule: args {port, ...}") \
+	X(FAULT_CLEAR, fault_clear, fault_clear, ALL, ONE, "remove fault rules: args {rule} or {port} or {}") \
+	X(EV_DENY, ev_deny, ev_deny, QPN, ONE, "deny or allow one EV of a QP: args {qpn, ev, deny}") \
+	X(PORT_ADMIN, port_admin, port_admin, ALL, ONE, "set a port admin up or down: args {port, up}") \
+	X(LOG_LEVEL, log_level, log_level, DAEMON, ONE, "set the log level: args {level, type?}") \
+	X(EV_PROBE, ev_probe, ev_probe, PEER, ONE, "probe one EV to a peer: args {node, port, ev}") \
+	X(PROBES, probes, none, ALL, LIST, "the latest EV probe results")       \
+	X(SELFTEST_LISTEN, selftest_listen, st_listen, PICK, ONE, "selftest: open a receiving side: args {region_bytes?, worker?}") \
+	X(SELFTEST_START, selftest_start, st_start, PICK, ONE, "selftest: open a sending side: args {peer_info, bytes, ..., worker?}") \
+	X(SELFTEST_ACCEPT, selftest_accept, st_accept, SELFTEST, ONE, "selftest: connect a receiving side: args {id, peer_info}") \
+	X(SELFTEST_RUN, selftest_run, st_id, SELFTEST, ONE, "selftest: begin sending: args {id}") \
+	X(SELFTEST_STATUS, selftest_status, st_id, SELFTEST, ONE, "selftest: progress and results: args {id}") \
+	X(SELFTEST_STOP, selftest_stop, st_id, SELFTEST, ONE, "selftest: end one and free it: args {id}") \
+	X(ATTACH, attach, attach, SOCKET, ONE, "client: create this connection's arena (fds in the reply): args {abi, heap_bytes?, sq_depth?, rq_depth?, cq_depth?}") \
+	X(REG_MR, reg_mr, reg_mr, SESSION, ONE, "client: register arena heap bytes: args {ofs, len, access}") \
+	X(DEREG_MR, dereg_mr, dereg_mr, SESSION, ONE, "client: deregister: args {lkey}") \
+	X(QP_CREATE, qp_create, qp_create, SESSION, ONE, "client: create a QP: args {sq_depth?, rq_depth?, user_ctx?}") \
+	X(QP_INFO, qp_info, qp, SESSION, ONE, "client: a QP's connection info: args {qpn}") \
+	X(QP_CONNECT, qp_connect, qp_connect, SESSION, ONE, "client: connect a QP to its peer: args {qpn, peer_info}") \
+	X(QP_DESTROY, qp_destroy, qp, SESSION, ONE, "client: destroy a QP: args {qpn}")
 
 enum mrcd_ctl_cmd {
 	MRCD_CTL_INVALID = 0,
-#define X(e, n, h) MRCD_CTL_##e,
+#define X(e, n, a, r, c, h) MRCD_CTL_##e,
 	MRCD_CTL_CMDS(X)
 #undef X
 	MRCD_CTL_CMD_COUNT
@@ -114,6 +148,10 @@ struct mrcd_ctl_req {
 	enum mrcd_ctl_cmd cmd;
 	bool has_id;
 	int64_t id;                    /**< echoed in the reply */
+	/** What the command's route goes by: the QPN (ROUTE_QPN), the selftest
+	 *  id (ROUTE_SELFTEST), "worker" or -1 when absent (ROUTE_PICK); other
+	 *  routes ignore it. Set by the parser from the arguments below. */
+	int64_t route_key;
 	union {
 		struct { uint32_t qpn; } qp;             /**< QP, EVS: 1..0xffffff */
 		struct mrcd_ctl_fault fault_set;
@@ -190,6 +228,14 @@ int mrcd_ctl_parse(const char *line, size_t len, struct mrcd_ctl_req *req,
 
 /** "version", ... ; NULL for an invalid enum value. */
 const char *mrcd_ctl_cmd_name(enum mrcd_ctl_cmd c);
+/** The one-line help of @c; NULL for an invalid enum value. */
+const char *mrcd_ctl_cmd_help(enum mrcd_ctl_cmd c);
+/** How the daemon runs @c (its row's route; DAEMON for an invalid value). */
+enum mrcd_ctl_route mrcd_ctl_cmd_route(enum mrcd_ctl_cmd c);
+/** How several workers' answers to @c are folded (its row's combine). */
+enum mrcd_ctl_combine mrcd_ctl_cmd_combine(enum mrcd_ctl_cmd c);
+/** Does @c act on the caller's client session (route SESSION)? */
+bool mrcd_ctl_cmd_needs_session(enum mrcd_ctl_cmd c);
 /** The command of a wire name, or MRCD_CTL_INVALID. */
 enum mrcd_ctl_cmd mrcd_ctl_cmd_lookup(const char *name);
 

@@ -164,6 +164,61 @@ TEST(ctl, cmd_name__round_trips_every_command)
 	ASSERT_STREQ("selftest_stop", mrcd_ctl_cmd_name(MRCD_CTL_SELFTEST_STOP));
 }
 
+TEST(ctl, cmd_table__every_command_has_a_row)
+{
+	for (unsigned c = MRCD_CTL_INVALID + 1; c < MRCD_CTL_CMD_COUNT; c++) {
+		const char *h = mrcd_ctl_cmd_help((enum mrcd_ctl_cmd)c);
+
+		ASSERT_TRUE(h != NULL && h[0] != '\0');
+		ASSERT_TRUE(mrcd_ctl_cmd_route((enum mrcd_ctl_cmd)c) <= MRCD_CTL_ROUTE_SESSION);
+		ASSERT_TRUE(mrcd_ctl_cmd_combine((enum mrcd_ctl_cmd)c) <= MRCD_CTL_COMBINE_SUM);
+		/* only answers of every worker are folded */
+		if (mrcd_ctl_cmd_combine((enum mrcd_ctl_cmd)c) != MRCD_CTL_COMBINE_ONE)
+			ASSERT_EQ(MRCD_CTL_ROUTE_ALL, mrcd_ctl_cmd_route((enum mrcd_ctl_cmd)c));
+	}
+	ASSERT_TRUE(mrcd_ctl_cmd_help(MRCD_CTL_INVALID) == NULL);
+	ASSERT_TRUE(mrcd_ctl_cmd_help(MRCD_CTL_CMD_COUNT) == NULL);
+}
+
+TEST(ctl, cmd_table__sessions_routes_and_combines)
+{
+	static const enum mrcd_ctl_cmd sess[] = {MRCD_CTL_REG_MR, MRCD_CTL_DEREG_MR, MRCD_CTL_QP_CREATE,
+						 MRCD_CTL_QP_INFO, MRCD_CTL_QP_CONNECT, MRCD_CTL_QP_DESTROY};
+	unsigned n = 0;
+
+	for (unsigned c = MRCD_CTL_INVALID + 1; c < MRCD_CTL_CMD_COUNT; c++)
+		n += mrcd_ctl_cmd_needs_session((enum mrcd_ctl_cmd)c);
+	ASSERT_EQ(sizeof(sess) / sizeof(sess[0]), n);
+	for (unsigned i = 0; i < sizeof(sess) / sizeof(sess[0]); i++)
+		ASSERT_TRUE(mrcd_ctl_cmd_needs_session(sess[i]));
+	ASSERT_EQ(MRCD_CTL_ROUTE_DAEMON, mrcd_ctl_cmd_route(MRCD_CTL_VERSION));
+	ASSERT_EQ(MRCD_CTL_ROUTE_SOCKET, mrcd_ctl_cmd_route(MRCD_CTL_ATTACH));
+	ASSERT_EQ(MRCD_CTL_ROUTE_QPN, mrcd_ctl_cmd_route(MRCD_CTL_EV_DENY));
+	ASSERT_EQ(MRCD_CTL_COMBINE_STATUS, mrcd_ctl_cmd_combine(MRCD_CTL_STATUS));
+	ASSERT_EQ(MRCD_CTL_COMBINE_PORTS, mrcd_ctl_cmd_combine(MRCD_CTL_PORTS));
+	ASSERT_EQ(MRCD_CTL_COMBINE_SUM, mrcd_ctl_cmd_combine(MRCD_CTL_COUNTERS));
+	ASSERT_EQ(MRCD_CTL_COMBINE_LIST, mrcd_ctl_cmd_combine(MRCD_CTL_QPS));
+}
+
+TEST(ctl, parse__route_key_of_each_route)
+{
+	ASSERT_OK(req("{'v':1,'cmd':'evs','args':{'qpn':77}}"));
+	ASSERT_EQ(77, r.route_key);
+	ASSERT_OK(req("{'v':1,'cmd':'ev_deny','args':{'qpn':78,'ev':5}}"));
+	ASSERT_EQ(78, r.route_key);
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_listen'}"));
+	ASSERT_EQ(-1, r.route_key);
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_listen','args':{'worker':2}}"));
+	ASSERT_EQ(2, r.route_key);
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_stop','args':{'id':9}}"));
+	ASSERT_EQ(9, r.route_key);
+	make_info();
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_accept','args':{'id':10,'peer_info':'%s'}}", hex416));
+	ASSERT_EQ(10, r.route_key);
+	ASSERT_OK(req("{'v':1,'cmd':'status'}"));
+	ASSERT_EQ(0, r.route_key);
+}
+
 TEST(ctl, cmd_name__invalid_is_null)
 {
 	ASSERT_TRUE(mrcd_ctl_cmd_name(MRCD_CTL_INVALID) == NULL);
