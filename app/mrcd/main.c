@@ -33,7 +33,7 @@
 #include "config_dp.h"
 #include "ctl.h"
 #include "dp.h"
-#include "dp_selftest.h"
+#include "dp_log.h"
 #include "mrcd_config.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -270,9 +270,7 @@ int main(int argc, char **argv)
 out:
 	mrcd_ctl_close(ctl);
 	if (dp) {
-		mrcd_dp_stop(dp);
-		mrcd_st_fini(dp, mrcd_dp_now_ns());
-		mrcd_dp_destroy(dp);
+		mrcd_dp_destroy(dp); /* stops the workers, ends the selftests */
 	}
 	if (pdump)
 		rte_pdump_uninit();
