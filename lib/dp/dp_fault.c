@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mrcp_bytes.h"
+#include "mrcp_csum.h"
 #include "mrcp_frame.h"
 #include "mrcp_prng.h"
 #include "mrcp_seq.h"
@@ -363,19 +364,6 @@ static int locate(uint8_t *f, size_t len, struct loc *lo)
 	return 0;
 }
 
-/* RFC 1071 checksum over the IPv4 header, options included. */
-static void ipv4_csum_fix(uint8_t *ip, size_t ihl)
-{
-	uint32_t sum = 0;
-
-	ip[10] = ip[11] = 0;
-	for (size_t i = 0; i < ihl; i += 2)
-		sum += mrcp_get_be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xFFFFu) + (sum >> 16);
-	mrcp_put_be16(ip + 10, (uint16_t)~sum);
-}
-
 /* Traffic class / TOS byte of the outer IP header: read and write. */
 static uint8_t tos_get(const struct loc *lo)
 {
@@ -388,7 +376,7 @@ static void tos_set(const struct loc *lo, uint8_t tos)
 {
 	if (lo->v4) {
 		lo->ip[1] = tos;
-		ipv4_csum_fix(lo->ip, lo->ihl);
+		mrcp_csum_ipv4_set(lo->ip, lo->ihl);
 	} else {
 		lo->ip[0] = (uint8_t)((lo->ip[0] & 0xF0) | tos >> 4);
 		lo->ip[1] = (uint8_t)((lo->ip[1] & 0x0F) | (tos & 0x0F) << 4);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "mrcp_bytes.h"
+#include "mrcp_csum.h"
 #include "mrcp_prng.h"
 #include "mrcp_wire.h"
 
@@ -344,18 +345,6 @@ static struct pkt *pkt_clone(struct fabric *f, const struct pkt *p)
 
 /* ---- frame surgery ---------------------------------------------------------- */
 
-static void ipv4_csum_fix(uint8_t *ip)
-{
-	uint32_t sum = 0;
-
-	ip[10] = ip[11] = 0;
-	for (unsigned i = 0; i < MRCP_IPV4_HLEN; i += 2)
-		sum += mrcp_get_be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xFFFFu) + (sum >> 16);
-	mrcp_put_be16(ip + 10, (uint16_t)~sum);
-}
-
 /* Rewrite DSCP and ECN in the frame, as a switch does (the ICRC masks them). */
 static void set_tos(struct fabric *f, struct pkt *p, uint8_t dscp, uint8_t ecn)
 {
@@ -366,7 +355,7 @@ static void set_tos(struct fabric *f, struct pkt *p, uint8_t dscp, uint8_t ecn)
 	p->ecn = ecn;
 	if (p->l3 == MRCP_FRAME_IPV4) {
 		ip[1] = tos;
-		ipv4_csum_fix(ip);
+		mrcp_csum_ipv4_set(ip, MRCP_IPV4_HLEN);
 	} else {
 		ip[0] = (uint8_t)((ip[0] & 0xF0) | tos >> 4);
 		ip[1] = (uint8_t)((ip[1] & 0x0F) | (uint8_t)(tos << 4));
