@@ -2,6 +2,7 @@
  * connection info and its versioned blob (brief §8, D58-D60), peers and
  * their QPCCs (D53), and posting work requests and receives. The packet
  * handling of a live QP is in req.c and resp.c. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,11 @@
  */
 #define CI_MAGIC 0x4D524349u /* "MRCI" */
 #define CI_LEN MRCP_CONN_INFO_LEN
+/* The table above fills MRCP_CONN_INFO_LEN exactly. lib/client's
+ * MRC_CONN_INFO_BYTES must equal it too: test/unit/test_qp.c asserts that,
+ * where both headers are visible. */
+static_assert(38 + 17 * MRCP_MAX_PORTS == 174, "conn info: the port table ends at 174");
+static_assert(206 + 2 == CI_LEN, "conn info: the layout fills MRCP_CONN_INFO_LEN");
 
 static void put_ip(uint8_t *p, const struct mrcp_ip *ip)
 {
