@@ -164,6 +164,7 @@ static int cc_init(struct mrcp_engine *e, struct cc_inst *cc, const char *name, 
 	}
 	cc->ops = ops;
 	cc->users = 0;
+	cc->inflight = 0;
 	return 0;
 }
 
@@ -475,9 +476,10 @@ void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status)
 		return;
 	qp->state = MRCP_QPS_ERROR;
 	mrcp__qp_flush(e, qp, status);
-	/* drop requester state: nothing will be sent again */
-	if (qp->cc != NULL && qp->cc->ops->on_forget != NULL && qp->outstanding_bytes)
-		qp->cc->ops->on_forget(qp->cc->priv, qp->outstanding_bytes);
+	/* drop requester state: nothing will be sent again, and what it had
+	 * in flight leaves the QPCC's inflight */
+	if (qp->cc != NULL)
+		qp->cc->inflight -= qp->outstanding_bytes;
 	qp->outstanding_bytes = 0;
 	qp->n_out = 0;
 	qp->n_rtxq = 0;
@@ -501,8 +503,7 @@ void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp)
 		for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++)
 			mrcp__wqe_release(e, &qp->sq[i & qp->sq_mask]);
 	if (qp->cc != NULL) {
-		if (qp->outstanding_bytes && qp->cc->ops->on_forget != NULL)
-			qp->cc->ops->on_forget(qp->cc->priv, qp->outstanding_bytes);
+		qp->cc->inflight -= qp->outstanding_bytes;
 		qp->outstanding_bytes = 0;
 		qp->cc->users--;
 	}
@@ -638,7 +639,7 @@ int mrcp_qp_info(const struct mrcp_engine *e, uint32_t qpn, struct mrcp_qp_info 
 	out->sq_outstanding = qp->sq_tail - qp->sq_head;
 	out->retry_k = qp->k;
 	if (qp->cc != NULL)
-		qp->cc->ops->stats(qp->cc->priv, &out->cc);
+		mrcp__cc_stats(qp->cc, &out->cc);
 	out->c = qp->c;
 	out->n_evs = qp->evs.n_evs;
 	return 0;

@@ -812,17 +812,34 @@ TEST(engine, tlp__answer_repairs_a_lost_tail_without_rto)
 	link_fini(&l);
 }
 
-/* A CC that behaves as "fixed" and counts which hooks the engine calls. */
-static unsigned rec_loss, rec_forget;
-static void rec_on_loss(void *priv, uint64_t bytes, uint64_t now)
+/* Replace the link's QPs by a pair whose sender runs CC algorithm @ops,
+ * registered in node 0's registry (white box: no public registration). */
+static void cc_qp(struct link *l, const struct mrcp_cc_ops *ops)
 {
-	rec_loss++;
-	mrcp_cc_fixed.on_loss(priv, bytes, now);
+	struct mrcp_qp_attr a = {.cc = ops->name};
+	struct mrcp_conn_info ci0, ci1;
+	uint32_t q0, q1;
+
+	ASSERT_EQ(0, mrcp_cc_register(&l->fl.eng[0]->ccreg, ops));
+	ASSERT_EQ(0, mrcp_qp_create(l->fl.eng[0], &a, &q0));
+	ASSERT_EQ(0, mrcp_qp_create(l->fl.eng[1], NULL, &q1));
+	ASSERT_EQ(0, mrcp_qp_local_info(l->fl.eng[0], q0, &ci0));
+	ASSERT_EQ(0, mrcp_qp_local_info(l->fl.eng[1], q1, &ci1));
+	ASSERT_EQ(0, mrcp_qp_connect(l->fl.eng[0], q0, &ci1, 0));
+	ASSERT_EQ(0, mrcp_qp_connect(l->fl.eng[1], q1, &ci0, 0));
+	l->qpn[0] = q0;
+	l->qpn[1] = q1;
 }
-static void rec_on_forget(void *priv, uint64_t bytes)
+
+/* A CC with fixed's window that counts the loss signals the engine gives. */
+static unsigned rec_loss;
+static void rec_on_loss(void *priv, uint64_t bytes, uint64_t inflight, uint64_t now)
 {
-	rec_forget++;
-	mrcp_cc_fixed.on_forget(priv, bytes);
+	(void)priv;
+	(void)bytes;
+	(void)inflight;
+	(void)now;
+	rec_loss++;
 }
 
 static void trimming(struct mrcp_engine_config *c)
@@ -830,7 +847,8 @@ static void trimming(struct mrcp_engine_config *c)
 	c->trimming_fabric = true;
 }
 
-static void lossy_hooks(bool trim_fabric)
+/* 1 MiB with the first 4 data packets lost; @qi: the sender QP after it. */
+static void lossy_hooks(bool trim_fabric, struct mrcp_qp_info *qi)
 {
 	struct link l;
 	struct psn_drop d = {.count = 4};
@@ -839,43 +857,114 @@ static void lossy_hooks(bool trim_fabric)
 	rec = mrcp_cc_fixed;
 	memcpy(rec.name, "rec", 4);
 	rec.on_loss = rec_on_loss;
-	rec.on_forget = rec_on_forget;
-	rec_loss = rec_forget = 0;
+	rec_loss = 0;
 	link_init(&l, 2, MRCP_MODE_MRC, trim_fabric ? trimming : NULL);
-	/* white box: a third algorithm in the sender's registry, on a new QP */
-	ASSERT_EQ(0, mrcp_cc_register(&l.fl.eng[0]->ccreg, &rec));
-	{
-		struct mrcp_qp_attr a = {.cc = "rec"};
-		struct mrcp_conn_info ci0, ci1;
-		uint32_t q0, q1;
-		ASSERT_EQ(0, mrcp_qp_create(l.fl.eng[0], &a, &q0));
-		ASSERT_EQ(0, mrcp_qp_create(l.fl.eng[1], NULL, &q1));
-		ASSERT_EQ(0, mrcp_qp_local_info(l.fl.eng[0], q0, &ci0));
-		ASSERT_EQ(0, mrcp_qp_local_info(l.fl.eng[1], q1, &ci1));
-		ASSERT_EQ(0, mrcp_qp_connect(l.fl.eng[0], q0, &ci1, 0));
-		ASSERT_EQ(0, mrcp_qp_connect(l.fl.eng[1], q1, &ci0, 0));
-		l.qpn[0] = q0;
-		l.qpn[1] = q1;
-	}
+	cc_qp(&l, &rec);
 	l.fl.drop = drop_first_tx;
 	l.fl.drop_ctx = &d;
 	fill(&l, 0, 0, 1u << 20, 4);
 	ASSERT_EQ(0, post_write(&l, 0, 0, 1u << 20, 1, false, 0));
 	fake_link_run(&l.fl, 100000000, sender_idle, &l, 1000000);
 	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], qi));
 	link_fini(&l);
 }
 
 TEST(engine, loss__silent_loss_on_a_trimming_fabric_is_not_a_cc_signal)
 {
+	struct mrcp_qp_info qi;
+
 	/* D61: on a trimming fabric a silent loss is a dead path, handled by
 	 * the EV state machine; the bytes only leave inflight */
-	lossy_hooks(true);
+	lossy_hooks(true, &qi);
 	ASSERT_EQ(0, rec_loss);
-	ASSERT_EQ(4, rec_forget);
+	ASSERT_EQ(4, qi.c.losses);
+	ASSERT_U64_EQ(0, qi.cc.inflight); /* they left it all the same */
 	/* elsewhere it is a congestion signal (§6.3) */
-	lossy_hooks(false);
+	lossy_hooks(false, &qi);
 	ASSERT_EQ(4, rec_loss);
+	ASSERT_EQ(4, qi.c.losses);
+	ASSERT_U64_EQ(0, qi.cc.inflight);
+}
+
+/* A new algorithm as small as one can be: a window of two nominal packets,
+ * no signal hooks and no inflight code at all (mrcp_cc.h). */
+struct tiny {
+	uint64_t cwnd; /* bytes */
+};
+
+static int tiny_init(void *priv, const struct mrcp_cc_params *p, uint64_t now_ns)
+{
+	struct tiny *t = priv;
+
+	(void)now_ns;
+	t->cwnd = 2 * ((uint64_t)p->mtu + p->pkt_overhead);
+	return 0;
+}
+
+static uint64_t tiny_cwnd(const void *priv)
+{
+	const struct tiny *t = priv;
+
+	return t->cwnd;
+}
+
+static void tiny_stats(const void *priv, struct mrcp_cc_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->cwnd = tiny_cwnd(priv);
+}
+
+struct flight_rec {
+	struct link *l;
+	uint64_t max_inflight; /* bytes, the sender's QPCC, seen at each send */
+	unsigned data;         /* data packets sent by node 0 */
+};
+
+/* Record the sender's inflight; lose every 16th data packet from node 0. */
+static bool rec_flight(void *ctx, int from, const struct mrcp_tx *tx, const struct fake_link_pkt *p)
+{
+	struct flight_rec *r = ctx;
+	struct mrcp_qp_info qi;
+
+	(void)p;
+	if (from != 0 || !mrcp_opcode_is_data(tx->opcode))
+		return false;
+	ASSERT_EQ(0, mrcp_qp_info(r->l->fl.eng[0], r->l->qpn[0], &qi));
+	if (qi.cc.inflight > r->max_inflight)
+		r->max_inflight = qi.cc.inflight;
+	return ++r->data % 16 == 0;
+}
+
+TEST(engine, cc__a_new_algorithm_needs_no_inflight_code)
+{
+	static const struct mrcp_cc_ops tiny = {
+		.name = "tiny", .priv_size = sizeof(struct tiny),
+		.init = tiny_init, .cwnd = tiny_cwnd, .stats = tiny_stats,
+	};
+	struct link l;
+	struct flight_rec r = {.l = &l};
+	struct mrcp_qp_info qi;
+	char why[256];
+
+	link_init(&l, 2, MRCP_MODE_MRC, NULL);
+	cc_qp(&l, &tiny);
+	l.fl.drop = rec_flight;
+	l.fl.drop_ctx = &r;
+	fill(&l, 0, 0, 256u << 10, 6);
+	ASSERT_EQ(0, post_write(&l, 0, 0, 256u << 10, 1, false, 0));
+	fake_link_run(&l.fl, 100000000, sender_idle, &l, 1000000);
+	ASSERT_MEMEQ(l.buf[0], l.buf[1], 256u << 10);
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
+	/* the engine kept the count and held the window for it */
+	ASSERT_GT(r.data, 64);
+	ASSERT_GT(qi.c.losses + qi.c.rtx_rto, 0);
+	ASSERT_GT(qi.c.stalls_cwnd, 0);
+	ASSERT_GT(r.max_inflight, 0);
+	ASSERT_LE(r.max_inflight, qi.cc.cwnd);
+	ASSERT_U64_EQ(0, qi.cc.inflight);
+	ASSERT_EQ(0, mrcp__check_invariants(l.fl.eng[0], why, sizeof(why)));
+	link_fini(&l);
 }
 
 TEST(engine, rev_ev__a_receive_only_qp_probes_its_reverse_paths)
