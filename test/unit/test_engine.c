@@ -831,6 +831,24 @@ static void cc_qp(struct link *l, const struct mrcp_cc_ops *ops)
 	l->qpn[1] = q1;
 }
 
+/* On a fresh link (@tweak as link_init's), a sender QP running @ops moves
+ * @len bytes through @drop; @qi: the sender QP after it. The link stays up
+ * for the caller to look at and link_fini(). */
+static void cc_transfer(struct link *l, const struct mrcp_cc_ops *ops,
+			void (*tweak)(struct mrcp_engine_config *), fake_link_drop_fn drop,
+			void *drop_ctx, uint32_t len, struct mrcp_qp_info *qi)
+{
+	link_init(l, 2, MRCP_MODE_MRC, tweak);
+	cc_qp(l, ops);
+	l->fl.drop = drop;
+	l->fl.drop_ctx = drop_ctx;
+	fill(l, 0, 0, len, 4);
+	ASSERT_EQ(0, post_write(l, 0, 0, len, 1, false, 0));
+	fake_link_run(&l->fl, 100000000, sender_idle, l, 1000000);
+	ASSERT_MEMEQ(l->buf[0], l->buf[1], len);
+	ASSERT_EQ(0, mrcp_qp_info(l->fl.eng[0], l->qpn[0], qi));
+}
+
 /* A CC with fixed's window that counts the loss signals the engine gives. */
 static unsigned rec_loss;
 static void rec_on_loss(void *priv, uint64_t bytes, uint64_t inflight, uint64_t now)
@@ -858,15 +876,7 @@ static void lossy_hooks(bool trim_fabric, struct mrcp_qp_info *qi)
 	memcpy(rec.name, "rec", 4);
 	rec.on_loss = rec_on_loss;
 	rec_loss = 0;
-	link_init(&l, 2, MRCP_MODE_MRC, trim_fabric ? trimming : NULL);
-	cc_qp(&l, &rec);
-	l.fl.drop = drop_first_tx;
-	l.fl.drop_ctx = &d;
-	fill(&l, 0, 0, 1u << 20, 4);
-	ASSERT_EQ(0, post_write(&l, 0, 0, 1u << 20, 1, false, 0));
-	fake_link_run(&l.fl, 100000000, sender_idle, &l, 1000000);
-	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
-	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], qi));
+	cc_transfer(&l, &rec, trim_fabric ? trimming : NULL, drop_first_tx, &d, 1u << 20, qi);
 	link_fini(&l);
 }
 
@@ -947,15 +957,7 @@ TEST(engine, cc__a_new_algorithm_needs_no_inflight_code)
 	struct mrcp_qp_info qi;
 	char why[256];
 
-	link_init(&l, 2, MRCP_MODE_MRC, NULL);
-	cc_qp(&l, &tiny);
-	l.fl.drop = rec_flight;
-	l.fl.drop_ctx = &r;
-	fill(&l, 0, 0, 256u << 10, 6);
-	ASSERT_EQ(0, post_write(&l, 0, 0, 256u << 10, 1, false, 0));
-	fake_link_run(&l.fl, 100000000, sender_idle, &l, 1000000);
-	ASSERT_MEMEQ(l.buf[0], l.buf[1], 256u << 10);
-	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
+	cc_transfer(&l, &tiny, NULL, rec_flight, &r, 256u << 10, &qi);
 	/* the engine kept the count and held the window for it */
 	ASSERT_GT(r.data, 64);
 	ASSERT_GT(qi.c.losses + qi.c.rtx_rto, 0);
