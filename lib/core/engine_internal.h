@@ -55,7 +55,24 @@ struct cc_inst {
 	const struct mrcp_cc_ops *ops;
 	void *priv;
 	uint32_t users;          /* QPs sharing it */
+	uint64_t inflight;       /* nominal bytes of the SB_OUT packets of every
+				  * QP sharing it (mrcp_cc.h): out_push() adds,
+				  * out_remove() and a QP's error or free take
+				  * away; the one count, the algorithm reads it */
 };
+
+/* May a packet of nominal @bytes go on @cc now (§6.1)? */
+static inline bool mrcp__cc_can_send(const struct cc_inst *cc, uint64_t bytes)
+{
+	return mrcp_cc_window_open(cc->inflight, cc->ops->cwnd(cc->priv), bytes);
+}
+
+/* @cc's statistics: the algorithm's, with the engine's inflight. */
+static inline void mrcp__cc_stats(const struct cc_inst *cc, struct mrcp_cc_stats *out)
+{
+	cc->ops->stats(cc->priv, out);
+	out->inflight = cc->inflight;
+}
 
 /* ---- peers (remote nodes) ------------------------------------------------- */
 
@@ -358,7 +375,7 @@ struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr);
 /* Debug check for tests (never on the fast path: it walks every QP and
  * scoreboard). For every QP, n_out and outstanding_bytes match its
  * send-order list and only SB_OUT entries are on it; for every QPCC, the
- * CC's inflight equals the nominal bytes of the SB_OUT packets of all the
+ * QPCC's inflight equals the nominal bytes of the SB_OUT packets of all the
  * QPs sharing it (D53). @return 0, or -1 with the first violation in @why. */
 int mrcp__check_invariants(const struct mrcp_engine *e, char *why, size_t why_len);
 

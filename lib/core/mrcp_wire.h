@@ -219,7 +219,7 @@ static_assert(sizeof(struct mrcp_erth_wire) == 16, "wire ABI: update codec, test
 
 struct mrcp_eeth_wire {
 	uint8_t prologue;
-	uint8_t flags;          /* as ERTH: op(1:0) */
+	uint8_t flags;          /* prologue(7) rsvd(6) op(5:4) rsvd(3:0): not ERTH's op(1:0) */
 	uint8_t rx_port;        /* D20 */
 	uint8_t status;
 	uint8_t port_status_mask[4];

@@ -527,7 +527,7 @@ static const struct mrcp_eeth eeth_sample = {
 	.svc_time = 0x0102, .tx_timestamp = 0x2468, .tsr = true, .ftype = 1,
 };
 static const uint8_t eeth_bytes[36] = {
-	0x00, 0x01, 0x03, 0x00, 0x00, 0x00, 0x00, 0x0B, 0x01, 0x02,
+	0x00, 0x10, 0x03, 0x00, 0x00, 0x00, 0x00, 0x0B, 0x01, 0x02,
 	[28] = 0x24, [29] = 0x68, [30] = 0x80, [31] = 0x01,
 };
 static const struct mrcp_eeth eeth_max = {
@@ -535,11 +535,12 @@ static const struct mrcp_eeth eeth_max = {
 	.svc_time = 0xFFFF, .tx_timestamp = 0xFFFF, .tsr = true, .ftype = 0xF,
 };
 static const uint8_t eeth_max_bytes[36] = {
-	0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+	0x00, 0x10, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
 	[28] = 0xFF, [29] = 0xFF, [30] = 0x80, [31] = 0x0F,
 };
+/* byte 1: prologue bit 7, reserved bit 6 and bits 3:0 around op (§3.6) */
 static const uint8_t eeth_rsvd[36] = {
-	[0] = 0xFF, [1] = 0xFC,
+	[0] = 0xFF, [1] = 0xCF,
 	[10] = 0xFF, [11] = 0xFF, [12] = 0xFF, [13] = 0xFF, [14] = 0xFF, [15] = 0xFF,
 	[16] = 0xFF, [17] = 0xFF, [18] = 0xFF, [19] = 0xFF, [20] = 0xFF, [21] = 0xFF,
 	[22] = 0xFF, [23] = 0xFF, [24] = 0xFF, [25] = 0xFF, [26] = 0xFF, [27] = 0xFF,
@@ -1423,11 +1424,32 @@ TEST(wire, eeth_encode__writes_reserved_bits_as_zero)
 	check_encodes_to(&D_EETH, &eeth_max, eeth_max_bytes);
 }
 
-TEST(wire, eeth_encode__op_is_byte1_bits1_0)
+/* §3.6, by hand from the EETH table: byte 1 is prologue(7) rsvd(6) op(5:4)
+ * rsvd(3:0), so op 1 (EV_PROBE) is 0x10; ERTH's op(1:0) is not EETH's. */
+TEST(wire, eeth_encode__op_is_byte1_bits5_4)
 {
 	struct mrcp_eeth h = { .op = MRCP_EP_EV_PROBE };
 
-	check_one_byte(&D_EETH, &h, zeros, 1, 0x01);
+	check_one_byte(&D_EETH, &h, zeros, 1, 0x10);
+	h.op = MRCP_EP_PORT_STATUS_UPDATE;
+	check_one_byte(&D_EETH, &h, zeros, 1, 0x00);
+}
+
+TEST(wire, eeth_decode__op_is_byte1_bits5_4)
+{
+	uint8_t b[36] = { [1] = 0x10 };
+	struct mrcp_eeth h;
+
+	ASSERT_EQ(36, mrcp_eeth_decode(b, sizeof(b), &h));
+	ASSERT_EQ(MRCP_EP_EV_PROBE, h.op);
+	/* ERTH's op position is reserved in an EETH: an EV-probe answer
+	 * written there would read as a port-status acknowledgement */
+	b[1] = 0x01;
+	ASSERT_EQ(36, mrcp_eeth_decode(b, sizeof(b), &h));
+	ASSERT_EQ(MRCP_EP_PORT_STATUS_UPDATE, h.op);
+	b[1] = 0x80 | 0x40 | 0x10 | 0x0F; /* every reserved bit around op 1 */
+	ASSERT_EQ(36, mrcp_eeth_decode(b, sizeof(b), &h));
+	ASSERT_EQ(MRCP_EP_EV_PROBE, h.op);
 }
 
 TEST(wire, eeth_encode__d20_fields_at_bytes2_3_and_8_9)
@@ -1484,10 +1506,10 @@ TEST(wire, eeth_decode__reads_known_bytes)
 
 TEST(wire, eeth_decode__rejects_undefined_ops)
 {
-	uint8_t b[36] = { [1] = 0x02 };
+	uint8_t b[36] = { [1] = 0x20 };
 
 	check_decode_ebadmsg(&D_EETH, b);
-	b[1] = 0x03;
+	b[1] = 0x30;
 	check_decode_ebadmsg(&D_EETH, b);
 }
 
@@ -2227,10 +2249,12 @@ TEST(wire, pkt_decode__rejects_undefined_enum_values)
 		buf[13] = op;
 		ASSERT_EQ(decode_exact(buf, n, &p), op < 2 ? 0 : -EBADMSG);
 	}
-	n = encode_kind(kind_named("ep_response"), buf, &p); /* EETH flags at 13 */
+	n = encode_kind(kind_named("ep_response"), buf, &p); /* EETH flags at 13, op(5:4) */
 	for (uint8_t op = 0; op < 4; op++) {
-		buf[13] = op;
+		buf[13] = (uint8_t)(op << 4);
 		ASSERT_EQ(decode_exact(buf, n, &p), op < 2 ? 0 : -EBADMSG);
+		if (op < 2)
+			ASSERT_EQ(op, p.eeth.op);
 	}
 }
 
