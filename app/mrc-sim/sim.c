@@ -18,7 +18,7 @@
 #define TX_ROOM_BYTES (64u * 1024u) /* NIC backlog that closes a port's TX room */
 #define MAX_POSTED 256u            /* Writes outstanding per QP */
 #define DSCP_CONTROL 46u
-/* Brief §2.1: a trim keeps BTH + METH + TSETH + RETH (12 + 4 + 4 + 16). */
+/* §2.1: a trim keeps BTH + METH + TSETH + RETH (12 + 4 + 4 + 16). */
 #define TRIM_KEEP 36u
 
 /* Where a packet is when its hop event fires. */

@@ -1,4 +1,4 @@
-/* cc.c - the per-engine registry of congestion-control algorithms (brief §6.5,
+/* cc.c - the per-engine registry of congestion-control algorithms (§6.5,
  * D56): registration checks and lookup by name; it knows nothing about any one
  * algorithm beyond the built-in list. */
 #include "mrcp_cc.h"

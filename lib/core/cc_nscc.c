@@ -1,4 +1,4 @@
-/* cc_nscc.c - NSCC, MRC's default congestion control (brief §6, D52): one
+/* cc_nscc.c - NSCC, MRC's default congestion control (§6, D52): one
  * window per QPCC (D53), moved by ECN echoes, TSETH delay, trims, losses, RTO
  * rounds and the responder penalty. It owns cwnd and reads the inflight count
  * the engine keeps; it does not decide what is lost or which EV to use

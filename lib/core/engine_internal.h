@@ -13,7 +13,7 @@
 
 #define NIL UINT32_MAX
 #define QPN_SLOT_BITS_MIN 2           /* QPNs 0..3 are never handed out */
-#define PKT_OVERHEAD 40u              /* nominal size = UDP payload + 40 (brief §6.1) */
+#define PKT_OVERHEAD 40u              /* nominal size = UDP payload + 40 (§6.1) */
 #define TS_UNIT_SHIFT 7               /* TSETH tsr = 0: 128 ns units (D13) */
 #define RTT_SAMPLE_MAX_NS 4000000ull  /* D13 */
 #define QP_TX_BURST 16                /* packets per QP per round-robin turn */
@@ -113,7 +113,7 @@ enum {
 	SB_LIVE = 1u << 4,       /* entry in use (PSN in [snd_una, next_psn)) */
 };
 
-/* One outstanding PSN (brief §4.4 scoreboard). Indexed by PSN & sb_mask. */
+/* One outstanding PSN (§4.4 scoreboard). Indexed by PSN & sb_mask. */
 struct sb_entry {
 	uint64_t sent_ns;        /* last (re)transmission */
 	uint64_t deadline_ns;    /* RTO deadline: sent + T x b (§4.5) */
@@ -357,7 +357,7 @@ static inline uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts)
 
 static inline uint32_t mrcp__nominal(uint32_t mrc_len)
 {
-	/* UDP payload (MRC bytes + ICRC) + 40 B (brief §6.1) */
+	/* UDP payload (MRC bytes + ICRC) + 40 B (§6.1) */
 	return mrc_len + MRCP_ICRC_LEN + PKT_OVERHEAD;
 }
 

@@ -1,4 +1,4 @@
-/* mrcp_cc.h - the pluggable congestion-control interface (brief §6, D56).
+/* mrcp_cc.h - the pluggable congestion-control interface (§6, D56).
  *
  * A CC algorithm is a named ops table. Its per-QPCC state lives in an opaque
  * area of ops->priv_size bytes that the engine allocates when it creates a
@@ -20,13 +20,13 @@
 #define MRCP_CC_NAME_MAX 16
 
 /** Configuration of one QPCC. Zero in an optional field means "derive the
- *  default" (brief §6.4); the derived values are reported by stats(). */
+ *  default" (§6.4); the derived values are reported by stats(). */
 struct mrcp_cc_params {
 	/* environment (required) */
 	uint64_t link_bps;        /**< sum of the up local ports' speeds, bit/s (D54) */
 	uint64_t base_rtt_ns;     /**< configured unloaded RTT, ns; 0 = 12 us */
 	uint32_t mtu;             /**< payload MTU, bytes */
-	uint32_t pkt_overhead;    /**< nominal size = payload + this (40 B, brief §6.1) */
+	uint32_t pkt_overhead;    /**< nominal size = payload + this (40 B, §6.1) */
 	bool trimming_fabric;     /**< fabric trims: target = 0.75 base_rtt */
 	/* NSCC overrides (0 = default from §6.4) */
 	uint64_t target_qdelay_ns;
@@ -47,7 +47,7 @@ struct mrcp_cc_params {
 	uint64_t fixed_cwnd;      /**< bytes; 0 = max_cwnd default */
 };
 
-/** Inputs from one SACK (brief §6.1). */
+/** Inputs from one SACK (§6.1). */
 struct mrcp_cc_sack {
 	uint64_t newly_rcvd;  /**< bytes: delta of rcvd_bytes (mod 2^24) x 256;
 			       *   drives the window (increase, quick adapt);

@@ -1,8 +1,8 @@
 /* mrcp_heap.h - a binary min-heap of timed entries, the event queue of the
  * simulator, the test fabric and lib/dp's delay queue. Entries leave by time,
  * and entries with equal times in the order they were pushed, so a run that
- * pushes the same entries pops them in the same order (docs/style.md,
- * practice 4). The caller owns the storage: the heap never allocates. */
+ * pushes the same entries pops them in the same order (architecture.md
+ * §5). The caller owns the storage: the heap never allocates. */
 #ifndef MRCP_HEAP_H
 #define MRCP_HEAP_H
 

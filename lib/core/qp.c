@@ -1,5 +1,5 @@
 /* qp.c - QP lifecycle (RESET -> INIT -> RTR -> RTS, ERROR as a sink),
- * connection info and its versioned blob (brief §8, D58-D60), peers and
+ * connection info and its versioned blob (§8, D58-D60), peers and
  * their QPCCs (D53), and posting work requests and receives. The packet
  * handling of a live QP is in req.c and resp.c. */
 #include <assert.h>
@@ -150,7 +150,7 @@ static int cc_init(struct mrcp_engine *e, struct cc_inst *cc, const char *name, 
 		p.base_rtt_ns = e->cfg.base_rtt_ns;
 	p.mtu = mtu;
 	/* a full data packet's nominal size is payload + headers + ICRC +
-	 * 40 B; min_cwnd must hold one (brief §6.4) */
+	 * 40 B; min_cwnd must hold one (§6.4) */
 	p.pkt_overhead = (uint32_t)(PKT_OVERHEAD + MRCP_ICRC_LEN + MRCP_DATA_HDR_MAX);
 	p.trimming_fabric = e->cfg.trimming_fabric;
 	cc->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
@@ -205,7 +205,7 @@ static struct peer *peer_get(struct mrcp_engine *e, const struct mrcp_conn_info 
 /* ---- create / connect / destroy -------------------------------------------------------- */
 
 /* Every EV state change becomes an MRCP_EVENT_EV_STATE for the control plane
- * (brief §5.3 "events": operators and selftests count and log them). */
+ * (§5.3 "events": operators and selftests count and log them). */
 static void qp_ev_changed(void *ctx, const struct mrcp_ev_change *chg)
 {
 	struct qp *qp = ctx;
@@ -275,7 +275,7 @@ int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t
 		mrcp__qp_free(e, qp);
 		return -ENOMEM;
 	}
-	/* INIT binds the EV profile (brief §8) */
+	/* INIT binds the EV profile (§8) */
 	evc = attr.ev.n_active ? attr.ev : e->cfg.ev;
 	evc.n_ports = e->cfg.n_ports;
 	if (evc.base_rtt_ns == 0)

@@ -156,7 +156,7 @@ static uint8_t data_opcode(const struct wqe *w, uint32_t n, uint32_t idx)
 	return imm ? MRCP_OP_WRITE_LAST_IMM : MRCP_OP_WRITE_LAST;
 }
 
-/* BTH + METH + TSETH + RETH [+ ImmDt] + payload + pad (brief §3.1) */
+/* BTH + METH + TSETH + RETH [+ ImmDt] + payload + pad (§3.1) */
 static uint32_t data_mrc_len(const struct wqe *w, uint32_t len)
 {
 	uint32_t hdr = (uint32_t)(sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) +
@@ -414,7 +414,7 @@ static void declare_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uin
 	rtx_queue(qp, psn, cause, 0);
 	qp->c.losses++;
 	/* On a trimming fabric congestion shows as trims and ECN; a silent
-	 * loss is a failed path (paper §2.1), handled by the EV state machine
+	 * loss is a failed path (§4.4), handled by the EV state machine
 	 * (D30), so it leaves the window alone: the bytes only leave inflight.
 	 * Elsewhere it is a congestion signal too (§6.3). See D61. */
 	if (!e->cfg.trimming_fabric && qp->cc->ops->on_loss != NULL)

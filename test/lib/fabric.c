@@ -23,7 +23,7 @@
 #define BURST_MAX 64u
 #define IP_OFF MRCP_ETH_HLEN         /* frames are built without VLAN tags */
 #define NONE UINT32_MAX              /* end of a packet list */
-/* Brief §2.1: a trim keeps Ethernet .. RETH; after the BTH that is
+/* §2.1: a trim keeps Ethernet .. RETH; after the BTH that is
  * METH + TSETH + RETH (ImmDt comes after RETH and goes). */
 #define TRIM_MRC_KEEP (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) + \
 		       sizeof(struct mrcp_tseth_wire) + sizeof(struct mrcp_reth_wire))

@@ -1,4 +1,4 @@
-/* fake_link.h - the unit tests' fake link (docs/style.md, practice 3): it
+/* fake_link.h - the unit tests' fake link (architecture.md §6): it
  * takes an engine's transmit descriptors, copies each into a flat packet,
  * decodes it and writes one line per descriptor to a text log that
  * assertions compare. Two ways to use it:

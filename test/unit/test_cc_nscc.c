@@ -1,4 +1,4 @@
-/* test_cc_nscc.c - unit tests for lib/core/cc_nscc.c (NSCC, brief §6), in the
+/* test_cc_nscc.c - unit tests for lib/core/cc_nscc.c (NSCC, §6), in the
  * order of the functions they cover. Time is a plain variable; every expected
  * window is worked out from the §6.4 defaults for 100 Gb/s x 12 us, payload
  * MTU 4096 and 40 B overhead:

@@ -435,7 +435,7 @@ TEST(frame, frame_hdr_build__enobufs_below_header_length)
 TEST(frame, frame_hdr_build__split_icrc_equals_frame_build)
 {
 	/* The zero-copy shape: Ethernet..UDP + MRC headers in one buffer, the
-	 * payload in another, ICRC by begin/update/finish (design.md §3). */
+	 * payload in another, ICRC by begin/update/finish (§3.9). */
 	for (int l3 = MRCP_FRAME_IPV4; l3 <= MRCP_FRAME_SRV6; l3++) {
 		struct mrcp_frame_tx tx;
 		uint8_t mrc[BUF_MAX], whole[BUF_MAX], hdr[256];

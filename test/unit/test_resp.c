@@ -425,7 +425,7 @@ TEST(resp, resp_on_data__ackreq_rtx_and_ce_are_sacked_at_once)
 
 /* ---- SACK format (D26, D27, D18, D19) --------------------------------------------------- */
 
-TEST(resp, send_sack__brief_example_holes_5_and_8_give_bitmap_0x76)
+TEST(resp, send_sack__spec_example_holes_5_and_8_give_bitmap_0x76)
 {
 	struct fx f;
 	struct mrcp_pkt all[12], p[10];
