@@ -101,13 +101,19 @@ static void count_fn(void *ctx, void *arg)
 
 static int ctx_token;
 
+/* A fresh mailbox (ctx &ctx_token) and run count for each test. */
+static void mb_init(struct mrcd_mailbox *mb, int doorbell)
+{
+	atomic_store(&runs, 0);
+	ASSERT_EQ(0, mrcd_mailbox_init(mb, &ctx_token, doorbell));
+}
+
 TEST(mailbox, call__without_server_runs_on_the_caller)
 {
 	struct mrcd_mailbox mb;
 	struct rec r = { .runs = &runs };
 
-	atomic_store(&runs, 0);
-	ASSERT_EQ(0, mrcd_mailbox_init(&mb, &ctx_token, -1));
+	mb_init(&mb, -1);
 	ASSERT_EQ(0, mrcd_mailbox_call(&mb, count_fn, &r, 100));
 	ASSERT_EQ(1, atomic_load(&runs));
 	ASSERT_TRUE(pthread_equal(r.ran_on, pthread_self()));
@@ -122,8 +128,7 @@ TEST(mailbox, call__runs_on_the_server)
 	struct server s;
 	struct rec r = { .runs = &runs };
 
-	atomic_store(&runs, 0);
-	ASSERT_EQ(0, mrcd_mailbox_init(&mb, &ctx_token, -1));
+	mb_init(&mb, -1);
 	server_start(&s, &mb, true);
 	ASSERT_EQ(0, mrcd_mailbox_call(&mb, count_fn, &r, 1000));
 	ASSERT_TRUE(r.done);
@@ -150,8 +155,7 @@ TEST(mailbox, call__not_taken_in_time_times_out_and_never_runs)
 	struct server s;
 	uint64_t t0;
 
-	atomic_store(&runs, 0);
-	ASSERT_EQ(0, mrcd_mailbox_init(&mb, &ctx_token, -1));
+	mb_init(&mb, -1);
 	server_start(&s, &mb, false); /* serving, but stalled */
 	t0 = mono_ns();
 	ASSERT_EQ(-ETIMEDOUT, call_from_frame(&mb, 30));
@@ -174,8 +178,7 @@ TEST(mailbox, call__taken_is_waited_for_past_the_timeout)
 	struct server s;
 	struct rec r = { .runs = &runs };
 
-	atomic_store(&runs, 0);
-	ASSERT_EQ(0, mrcd_mailbox_init(&mb, &ctx_token, -1));
+	mb_init(&mb, -1);
 	server_start(&s, &mb, true);
 	r.spin_until_ns = mono_ns() + 60ull * 1000000u; /* runs 60 ms, timeout 5 ms */
 	ASSERT_EQ(0, mrcd_mailbox_call(&mb, count_fn, &r, 5));
@@ -216,8 +219,7 @@ TEST(mailbox, call__server_that_stops_before_taking_it_leaves_it_to_the_caller)
 	struct server s;
 	struct caller c = { .mb = &mb, .r = { .runs = &runs }, .timeout_ms = 0 };
 
-	atomic_store(&runs, 0);
-	ASSERT_EQ(0, mrcd_mailbox_init(&mb, &ctx_token, -1));
+	mb_init(&mb, -1);
 	server_start(&s, &mb, false);
 	ASSERT_EQ(0, pthread_create(&c.tid, NULL, caller_main, &c));
 	wait_state(&mb, MRCD_MAILBOX_POSTED);
@@ -238,8 +240,7 @@ TEST(mailbox, call__callers_are_serialised)
 	struct server s;
 	struct caller c[CALLERS];
 
-	atomic_store(&runs, 0);
-	ASSERT_EQ(0, mrcd_mailbox_init(&mb, &ctx_token, -1));
+	mb_init(&mb, -1);
 	server_start(&s, &mb, true);
 	for (unsigned k = 0; k < CALLS; k++) {
 		for (unsigned i = 0; i < CALLERS; i++) {
@@ -267,9 +268,8 @@ TEST(mailbox, post__rings_the_doorbell)
 	struct pollfd pfd = { .fd = efd, .events = POLLIN };
 	uint64_t v = 0;
 
-	atomic_store(&runs, 0);
 	ASSERT_TRUE(efd >= 0);
-	ASSERT_EQ(0, mrcd_mailbox_init(&mb, &ctx_token, efd));
+	mb_init(&mb, efd);
 	server_start(&s, &mb, false);
 	ASSERT_EQ(0, pthread_create(&c.tid, NULL, caller_main, &c));
 	ASSERT_EQ(1, poll(&pfd, 1, (int)(DEADLINE_NS / 1000000u)));
