@@ -12,6 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/simval.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 fail=0
 ok() { echo "ok: $*"; }
 bad() { echo "FAIL: $*" >&2; fail=1; }

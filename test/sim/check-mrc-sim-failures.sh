@@ -11,6 +11,8 @@ sim=$1
 . "$(dirname "$0")/simval.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 base() {
 	cat <<'YAML'

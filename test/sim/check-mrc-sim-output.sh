@@ -13,6 +13,8 @@ sim=$1 scen=$2 plot=$3
 . "$(dirname "$0")/simval.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 "$sim" --scenario "$scen" --transport both --json "$tmp/a.json" --csv "$tmp/a.csv" >"$tmp/a.txt"
 "$sim" --scenario "$scen" --transport both --json "$tmp/b.json" --csv "$tmp/b.csv" --progress \

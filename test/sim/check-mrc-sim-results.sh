@@ -28,6 +28,8 @@ sim=$1 dir=$2
 . "$(dirname "$0")/simval.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 fail=0
 
 run() { "$sim" --scenario "$dir/$1.yaml" --seed 1 --transport both --json "$tmp/$1.json" >"$tmp/$1.txt"; }

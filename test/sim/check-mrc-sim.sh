@@ -15,6 +15,8 @@ seed=1
 . "$(dirname "$0")/simval.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 run() { # scenario-name tag
 	"$sim" --scenario "$dir/$1.yaml" --seed $seed --transport both --json "$tmp/$2.json" >"$tmp/$2.txt"
