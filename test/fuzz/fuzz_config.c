@@ -10,19 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "mrcd_config.h"
 #include "mrcp_engine.h"
 #include "mrcp_frame.h"
 
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c))                                                      \
-			abort();                                               \
-	} while (0)
-
 #define NAME "fuzz.yaml"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct mrcd_config cfg, defaults;
 

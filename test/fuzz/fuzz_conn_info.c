@@ -8,19 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "mrcp_engine.h"
 #include "mrcp_seq.h"
 #include "mrcp_wire.h"
 
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c))                                                      \
-			abort();                                               \
-	} while (0)
-
 #define RESERVED_OFS 206 /* the last two bytes of the blob: reserved, not read */
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int same_ip(const struct mrcp_ip *a, const struct mrcp_ip *b)
 {

@@ -11,14 +11,7 @@
 #include <string.h>
 
 #include "client_internal.h"
-
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c))                                                      \
-			abort();                                               \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 static struct mrc__jdoc doc;
 static unsigned char seen[MRC__JSON_MAX_NODES];
