@@ -59,16 +59,20 @@ echo "== mrc-perf a -> b: ${DUR} s of verified RDMA WriteImm, 64 KiB messages, w
 proc_start srv "$PERF" -s "$T/b.sock" --server --port "$PORT" --timeout $((DUR + 60)) > "$T/srv.out" 2>&1
 proc_start cl "$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$PORT" --verify --duration "$DUR" \
 	--size 64K --window 16 --stats 0 --timeout $((DUR + 60)) --json > "$T/perf.json" 2> "$T/perf.err"
+t_start=$EPOCHREALTIME
 
 # One Python process watches the transfer over both control sockets (a
 # persistent connection each: cheap on two cores): every 200 ms it samples
 # the bytes b has placed (its QPs' rx_data_bytes, first copies only) and
 # a's retransmissions and EV transitions, blackholes plane 2 on a (both
 # directions, silently: the link stays up) a third of the way through and
-# restores it at two thirds, and leaves the samples for the report.
-python3 - "$T" "$DUR" "$cl" > "$T/monitor.log" 2>&1 <<'PY' &
+# restores it at two thirds (of the time since the client started, however
+# late the first sample comes on a busy host), and leaves the samples for
+# the report.
+python3 - "$T" "$DUR" "$cl" "$t_start" > "$T/monitor.log" 2>&1 <<'PY' &
 import json, os, socket, sys, time
 T, dur, cl_pid = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+t0 = float(sys.argv[4].replace(",", "."))
 class Ctl:
     def __init__(self, path):
         self.s = socket.socket(socket.AF_UNIX); self.s.connect(path); self.f = self.s.makefile("rwb"); self.id = 0
@@ -83,7 +87,7 @@ def alive():
         os.kill(cl_pid, 0); return True
     except OSError:
         return False
-phase, t0, last = "before", None, {}
+phase, last = "before", {}
 out = open(T + "/samples", "w")
 while alive():
     placed, got = 0, False
@@ -101,18 +105,16 @@ while alive():
             trans += d["ev_transitions"]
     now = time.time()
     if got and placed > 0:
-        if t0 is None:
-            t0 = now
         last = {"rtx": rtx, "ev_transitions": trans}
         out.write("%d %d %s\n" % (now * 1000, placed, phase)); out.flush()
-        if phase == "before" and now - t0 > dur / 3:
-            a("fault_set", port="plane2", blackhole=True, direction="both")
-            print("   t=%.1f s: plane 2 blackholed (silently: its link stays up)" % (now - t0), flush=True)
-            phase = "during"
-        elif phase == "during" and now - t0 > 2 * dur / 3:
-            a("fault_clear", port="plane2")
-            print("   t=%.1f s: plane 2 restored" % (now - t0), flush=True)
-            phase = "after"
+    if phase == "before" and now - t0 > dur / 3:
+        a("fault_set", port="plane2", blackhole=True, direction="both")
+        print("   t=%.1f s: plane 2 blackholed (silently: its link stays up)" % (now - t0), flush=True)
+        phase = "during"
+    elif phase == "during" and now - t0 > 2 * dur / 3:
+        a("fault_clear", port="plane2")
+        print("   t=%.1f s: plane 2 restored" % (now - t0), flush=True)
+        phase = "after"
     json.dump(last, open(T + "/last.json", "w"))
     time.sleep(0.2)
 PY

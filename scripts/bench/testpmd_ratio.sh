@@ -67,10 +67,12 @@ for p in 0 1 2 3; do
 done
 eal=(--no-huge --no-pci -m 1024)
 # (the memif PMD of DPDK 22.11 may crash the transmitter when its peer goes
-# away, docs/operations.md: its exit status means nothing here)
+# away, docs/operations.md: its exit status means nothing here, and disown
+# keeps bash from reporting the crash; proc.sh still stops it by PID)
 proc_start tx "$TESTPMD" --lcores 0@0,1@1 "${eal[@]}" --file-prefix "mrcd-ratio-$$-tx" "${vs[@]}" -- \
 	--nb-cores=1 --forward-mode=txonly --auto-start --txpkts="$fsize" --mbuf-size=4096 \
 	--total-num-mbufs=32768 --stats-period 1 > "$T/tx.out" 2>&1
+disown "$tx"
 # (the receiver's start-up - link checks, queue flushes - takes a few
 # seconds; blocks before the first frame are skipped below)
 # memif sockets are abstract by default: wait for testpmd's first stats
