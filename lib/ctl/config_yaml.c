@@ -28,17 +28,51 @@ unsigned cfg_node_line(const yaml_node_t *n)
 static void verr(struct ctx *c, unsigned line, const char *path, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
 
+/* Copy @in to @out (@cap bytes, NUL included), writing every control byte
+ * as an escape (\n, \t, \r, \xHH), so a message that echoes a key or value
+ * stays one line whatever the file held. Truncates on an escape boundary. */
+static void copy_escaped(char *out, size_t cap, const char *in)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (; *in != '\0'; in++) {
+		unsigned char ch = (unsigned char)*in;
+		char esc[4];
+		size_t n = 0;
+
+		if (ch == '\n' || ch == '\t' || ch == '\r') {
+			esc[n++] = '\\';
+			esc[n++] = ch == '\n' ? 'n' : ch == '\t' ? 't' : 'r';
+		} else if (ch < 0x20 || ch == 0x7f) {
+			esc[n++] = '\\';
+			esc[n++] = 'x';
+			esc[n++] = hex[ch >> 4];
+			esc[n++] = hex[ch & 0xf];
+		} else {
+			esc[n++] = (char)ch;
+		}
+		if (o + n >= cap)
+			break;
+		memcpy(out + o, esc, n);
+		o += n;
+	}
+	out[o] = '\0';
+}
+
 static void verr(struct ctx *c, unsigned line, const char *path, const char *fmt, va_list ap)
 {
-	char reason[256];
+	char reason[256], msg[512];
 
 	if (c->rc != 0)
 		return;
 	c->rc = -EINVAL;
 	vsnprintf(reason, sizeof(reason), fmt, ap);
-	if (c->err != NULL && c->errlen > 0)
-		snprintf(c->err, c->errlen, "%s:%u: %s: %s", c->name, line,
+	if (c->err != NULL && c->errlen > 0) {
+		snprintf(msg, sizeof(msg), "%s:%u: %s: %s", c->name, line,
 			 path[0] ? path : "(top)", reason);
+		copy_escaped(c->err, c->errlen, msg);
+	}
 }
 
 /* An error at node @n about the current key path. @return -EINVAL. */

@@ -624,6 +624,20 @@ TEST(config, load__second_document_is_an_error)
 	ASSERT_CONTAINS(err, "two.yaml:2: (top): a second YAML document");
 }
 
+TEST(config, load__message_echoing_a_control_character_stays_one_line)
+{
+	struct mrcd_config c;
+	char err[256];
+
+	/* a double-quoted scalar may hold a newline and a tab; the reason
+	 * echoes the value, escaped */
+	ASSERT_EQ(-EINVAL, mrcd_config_load_string("nl.yaml",
+		"lcores: {idle: \"a\\nb\\tc\\x01\"}\n", &c, err, sizeof(err)));
+	ASSERT_TRUE(strchr(err, '\n') == NULL);
+	ASSERT_CONTAINS(err, "nl.yaml:1: lcores.idle: \"a\\nb\\tc\\x01\" is not one of");
+	mrcd_config_free(&c);
+}
+
 TEST(config, load__anchors_and_aliases_work)
 {
 	static const char y[] =
