@@ -733,3 +733,17 @@ local function register_ports()
 end
 mrc.prefs_changed = register_ports
 register_ports()
+
+-- In SRv6 mode EV 15:0 is a T0 uplink index (D8), so the UDP source port is
+-- small, and Wireshark's UDP dissector gives a frame to the lower port's
+-- dissector first (7: Echo, 13: Daytime). With the UDP preference
+-- "try heuristic sub-dissectors first" on, this heuristic claims every
+-- frame to an MRC port that starts with an MRC opcode before that happens.
+local function heuristic(tvb, pinfo, tree)
+	if not registered[pinfo.dst_port] or tvb:len() < BTH_LEN or OPS[tvb(0, 1):uint()] == nil then
+		return false
+	end
+	mrc.dissector(tvb, pinfo, tree)
+	return true
+end
+mrc:register_heuristic("udp", heuristic)
