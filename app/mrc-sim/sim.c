@@ -7,6 +7,7 @@
 #include <time.h>
 #include <sys/resource.h>
 
+#include "mrcp_heap.h"
 #include "mrcp_prng.h"
 #include "sim.h"
 
@@ -17,7 +18,7 @@
 #define TX_ROOM_BYTES (64u * 1024u) /* NIC backlog that closes a port's TX room */
 #define MAX_POSTED 256u            /* Writes outstanding per QP */
 #define DSCP_CONTROL 46u
-/* Brief §2.1: a trim keeps BTH + METH + TSETH + RETH (12 + 4 + 4 + 16). */
+/* §2.1: a trim keeps BTH + METH + TSETH + RETH (12 + 4 + 4 + 16). */
 #define TRIM_KEEP 36u
 
 /* Where a packet is when its hop event fires. */
@@ -39,17 +40,10 @@ struct pkt {
 	uint8_t hdr[MRCP_TX_HDR_MAX]; /* last: pkt_alloc zeroes everything before it */
 };
 
-struct event {              /* 32 bytes: two to a cache line */
-	uint64_t t_ps;            /* simulated time, ps */
-	uint64_t seq;             /* insertion order: ties break by it */
-	union {
-		uint64_t gen;     /* EVK_TIMER: the host's timer generation;
-				   * EVK_FAIL: flap toggle; EVK_ROUTE: 1 = up */
-		struct pkt *p;    /* EVK_HOP */
-	} u;
-	uint32_t arg;             /* host / failure / T0-T1 link index */
-	uint8_t kind;             /* enum evk */
-};
+/* Events are struct mrcp_heap_ent: t = simulated time, ps; kind = enum evk;
+ * arg = host / failure / T0-T1 link index; val.ptr = the packet (EVK_HOP);
+ * val.u64 = EVK_TIMER: the host's timer generation, EVK_FAIL: flap toggle,
+ * EVK_ROUTE: 1 = up. Ties leave in push order. */
 
 /* One output queue, modelled by its busy-until times (O(1) per packet). */
 struct queue {
@@ -114,9 +108,7 @@ struct sim {
 	struct mrcp_prng fprng;   /* failure losses (gray, ev_drop): ECN draws stay put */
 	uint64_t ecmp_salt;
 	uint64_t now_ps;
-	uint64_t seq;
-	struct event *heap;
-	size_t n_ev, cap_ev;
+	struct mrcp_heap evq;      /* storage grown by push() */
 	struct pkt *free_pkts;
 	uint32_t H, P, T0, T1;
 	uint32_t pods, T1tot, T2;  /* three tiers; two tiers: 1 pod, T1tot = T1, no T2 */
@@ -214,59 +206,28 @@ static void ts_drop(struct sim *s)
 	}
 }
 
-/* ---- event heap: (time, seq) order ---------------------------------------- */
-
-static bool ev_less(const struct event *a, const struct event *b)
-{
-	return a->t_ps < b->t_ps || (a->t_ps == b->t_ps && a->seq < b->seq);
-}
+/* ---- event queue: (time, push order) ------------------------------------- */
 
 static void push(struct sim *s, uint64_t t_ps, uint8_t kind, uint32_t arg, struct pkt *p, uint64_t gen)
 {
-	struct event ev = {.t_ps = t_ps, .seq = s->seq++, .arg = arg, .kind = kind};
-	size_t i;
+	struct mrcp_heap_ent ev = {.t = t_ps, .arg = arg, .kind = kind};
 
 	if (kind == EVK_HOP)
-		ev.u.p = p;
+		ev.val.ptr = p;
 	else
-		ev.u.gen = gen;
-	if (s->n_ev == s->cap_ev) {
-		size_t cap = s->cap_ev ? 2 * s->cap_ev : 1024;
-		struct event *h = realloc(s->heap, cap * sizeof(*h));
-		if (h == NULL) {
-			fprintf(stderr, "mrc-sim: out of memory\n");
-			exit(2);
-		}
-		s->heap = h;
-		s->cap_ev = cap;
+		ev.val.u64 = gen;
+	if (mrcp_heap_push(&s->evq, &ev) == 0)
+		return;
+	/* full: double the storage (the heap keeps its order in it) */
+	uint32_t cap = s->evq.cap ? 2 * s->evq.cap : 1024;
+	struct mrcp_heap_ent *h = s->evq.cap < UINT32_MAX / 2 ?
+		realloc(s->evq.ent, (size_t)cap * sizeof(*h)) : NULL;
+	if (h == NULL) {
+		fprintf(stderr, "mrc-sim: out of memory\n");
+		exit(2);
 	}
-	i = s->n_ev++;
-	while (i > 0 && ev_less(&ev, &s->heap[(i - 1) / 2])) {
-		s->heap[i] = s->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	s->heap[i] = ev;
-}
-
-static struct event pop(struct sim *s)
-{
-	struct event top = s->heap[0], last = s->heap[--s->n_ev];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= s->n_ev)
-			break;
-		if (c + 1 < s->n_ev && ev_less(&s->heap[c + 1], &s->heap[c]))
-			c++;
-		if (!ev_less(&s->heap[c], &last))
-			break;
-		s->heap[i] = s->heap[c];
-		i = c;
-	}
-	if (s->n_ev > 0)
-		s->heap[i] = last;
-	return top;
+	mrcp_heap_resize(&s->evq, h, cap);
+	(void)mrcp_heap_push(&s->evq, &ev);
 }
 
 static uint64_t loss_thresh(double pct)
@@ -1296,9 +1257,9 @@ static void teardown(struct sim *s)
 {
 	struct pkt *p;
 
-	for (size_t i = 0; i < s->n_ev; i++)
-		if (s->heap[i].kind == EVK_HOP)
-			pkt_free(s, s->heap[i].u.p);
+	for (uint32_t i = 0; i < s->evq.n; i++)
+		if (s->evq.ent[i].kind == EVK_HOP)
+			pkt_free(s, s->evq.ent[i].val.ptr);
 	if (s->hosts) {
 		for (uint32_t h = 0; h < s->H; h++) {
 			while ((p = s->hosts[h].rx_head) != NULL) {
@@ -1313,7 +1274,7 @@ static void teardown(struct sim *s)
 		s->free_pkts = p->next;
 		free(p);
 	}
-	free(s->heap);
+	free(s->evq.ent);
 	free(s->nic);
 	free(s->dnh);
 	free(s->up);
@@ -1370,6 +1331,7 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	double t0 = cpu_now();
 
 	memset(&s, 0, sizeof(s));
+	mrcp_heap_init(&s.evq, NULL, 0);
 	memset(r, 0, sizeof(*r));
 	r->transport = mode == MRCP_MODE_RC ? "rc" : "mrc";
 	s.o = o ? o : &no_opts;
@@ -1440,31 +1402,31 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	s.n_units = s.R ? s.R : s.n_flows;
 	r->setup_s = cpu_now() - t0;
 	t0 = cpu_now();
-	while (s.n_ev > 0 && r->flows_done < s.n_units) {
-		struct event ev = pop(&s);
+	struct mrcp_heap_ent ev;
 
-		if (ev.t_ps > sc->duration_ns * PS_PER_NS) {
+	while (r->flows_done < s.n_units && mrcp_heap_pop(&s.evq, &ev)) {
+		if (ev.t > sc->duration_ns * PS_PER_NS) {
 			if (ev.kind == EVK_HOP)
-				pkt_free(&s, ev.u.p);
+				pkt_free(&s, ev.val.ptr);
 			s.now_ps = sc->duration_ns * PS_PER_NS;
 			capped = true; /* an event was pending: not a stall */
 			break;
 		}
-		s.now_ps = ev.t_ps;
+		s.now_ps = ev.t;
 		r->events++;
 		if (s.o->progress && (r->events & ((1u << 21) - 1)) == 0)
 			progress(&s, t0, false);
 		switch (ev.kind) {
 		case EVK_HOP:
 			r->hop_events++;
-			hop(&s, ev.u.p);
+			hop(&s, ev.val.ptr);
 			break;
 		case EVK_POLL:
 			s.hosts[ev.arg].poll_pending = false;
 			host_service(&s, ev.arg);
 			break;
 		case EVK_TIMER:
-			if (ev.u.gen != s.hosts[ev.arg].timer_gen)
+			if (ev.val.u64 != s.hosts[ev.arg].timer_gen)
 				break;
 			s.hosts[ev.arg].timer_ps = UINT64_MAX;
 			host_service(&s, ev.arg);
@@ -1473,20 +1435,20 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 			rank_compute_done(&s, ev.arg);
 			break;
 		case EVK_ROOM:
-			if (s.hosts[ev.arg].room_wake_ps == ev.t_ps)
+			if (s.hosts[ev.arg].room_wake_ps == ev.t)
 				s.hosts[ev.arg].room_wake_ps = 0;
 			host_service(&s, ev.arg);
 			break;
 		case EVK_ROUTE:
-			route_change(&s, ev.arg, ev.u.gen != 0);
+			route_change(&s, ev.arg, ev.val.u64 != 0);
 			break;
 		default:
-			apply_failure(&s, ev.arg, ev.u.gen);
+			apply_failure(&s, ev.arg, ev.val.u64);
 			break;
 		}
 	}
 	r->end_ns = s.now_ps / PS_PER_NS;
-	r->stalled = !capped && s.n_ev == 0 && r->flows_done < s.n_units;
+	r->stalled = !capped && s.evq.n == 0 && r->flows_done < s.n_units;
 	r->flows = s.n_units;
 	if (s.o->bucket_ns)
 		(void)ts_bucket(&s); /* the series runs to end_ns */

@@ -19,7 +19,7 @@
  * EV, DSCP, ECN and trim state. Serialisation counts header + payload + pad
  * + SIM_WIRE_OVERHEAD bytes.
  *
- * Determinism (docs/style.md practice 4): one seed drives the fabric PRNG
+ * Determinism (architecture.md §5): one seed drives the fabric PRNG
  * (ECN marks, ECMP salt) and every engine's seed; events run in (time,
  * insertion sequence) order. The same scenario and seed give the same output
  * byte for byte.

@@ -3,7 +3,7 @@
  * struct mrcp_engine_config and the frame layer's receive settings.
  *
  * Every key, default and range is documented in docs/configuration.md; the
- * design choices (D1...) are those of docs/mrc-protocol-brief.md. The module
+ * design choices (D1...) are those of docs/protocol.md §9. The module
  * needs only libyaml and lib/core (no DPDK) and never prints: every failure
  * is returned as a negative errno plus a one-line message
  *

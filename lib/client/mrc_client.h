@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define MRC_CLIENT_ABI 1          /* shared-memory ABI (MRC_SHM_ABI_VERSION) spoken */
-#define MRC_CONN_INFO_BYTES 208   /* binary QP info (== MRCP_CONN_INFO_LEN) */
+#define MRC_CONN_INFO_BYTES 208   /* binary QP info; == MRCP_CONN_INFO_LEN (asserted in test/unit/test_qp.c) */
 #define MRC_CONN_INFO_TEXT 417    /* hex text form incl. NUL */
 #define MRC_MAX_SGE 8
 

@@ -1,4 +1,4 @@
-/* cc.c - the per-engine registry of congestion-control algorithms (brief §6.5,
+/* cc.c - the per-engine registry of congestion-control algorithms (§6.5,
  * D56): registration checks and lookup by name; it knows nothing about any one
  * algorithm beyond the built-in list. */
 #include "mrcp_cc.h"
@@ -16,10 +16,7 @@ static bool name_ok(const char *name)
 /* The hooks the engine calls without a NULL check (mrcp_cc.h). */
 static bool hooks_ok(const struct mrcp_cc_ops *ops)
 {
-	return ops->init != NULL && ops->on_send != NULL &&
-	       ops->on_sack != NULL && ops->on_nack != NULL &&
-	       ops->on_loss != NULL && ops->on_timeout != NULL &&
-	       ops->can_send != NULL && ops->stats != NULL;
+	return ops->init != NULL && ops->cwnd != NULL && ops->stats != NULL;
 }
 
 int mrcp_cc_register(struct mrcp_cc_registry *r, const struct mrcp_cc_ops *ops)

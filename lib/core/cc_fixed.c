@@ -1,6 +1,6 @@
-/* cc_fixed.c - the "fixed" congestion control (D56): a constant window with
- * the same inflight accounting as NSCC (§6.1) that ignores every congestion
- * signal; a baseline for tests and experiments, not for shared fabrics. */
+/* cc_fixed.c - the "fixed" congestion control (D56): a constant window that
+ * ignores every congestion signal (the engine keeps inflight, as for every
+ * algorithm); a baseline for tests and experiments, not for shared fabrics. */
 #include "mrcp_cc.h"
 
 #include <errno.h>
@@ -12,14 +12,8 @@
 /** Per-QPCC state. Written only by the QPCC's worker. */
 struct fixed {
 	uint64_t cwnd;        /**< bytes, constant after init */
-	uint64_t inflight;    /**< bytes */
 	uint64_t base_rtt_ns; /**< as configured, for stats */
 };
-
-static uint64_t sub_sat(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
 
 static int fixed_init(void *priv, const struct mrcp_cc_params *p, uint64_t now_ns)
 {
@@ -43,45 +37,11 @@ static int fixed_init(void *priv, const struct mrcp_cc_params *p, uint64_t now_n
 	return 0;
 }
 
-static void fixed_on_send(void *priv, uint64_t bytes, uint64_t now_ns)
-{
-	struct fixed *s = priv;
-
-	(void)now_ns;
-	s->inflight += bytes;
-}
-
-static void fixed_on_sack(void *priv, const struct mrcp_cc_sack *sk, uint64_t now_ns)
-{
-	struct fixed *s = priv;
-
-	(void)now_ns;
-	s->inflight = sub_sat(s->inflight, sk->acked); /* the scoreboard's count */
-}
-
-static void fixed_on_nack(void *priv, uint64_t bytes, uint64_t now_ns)
-{
-	struct fixed *s = priv;
-
-	(void)now_ns;
-	s->inflight = sub_sat(s->inflight, bytes);
-}
-
-static void fixed_on_timeout(void *priv, uint64_t outstanding, uint64_t now_ns)
-{
-	struct fixed *s = priv;
-
-	(void)now_ns;
-	s->inflight = outstanding; /* §6.1: re-sync after an RTO round */
-}
-
-/* As NSCC: an empty pipe may always send. */
-static bool fixed_can_send(const void *priv, uint64_t bytes)
+static uint64_t fixed_cwnd(const void *priv)
 {
 	const struct fixed *s = priv;
 
-	/* as NSCC: less than one packet in flight never blocks */
-	return s->inflight < bytes || s->inflight + bytes <= s->cwnd;
+	return s->cwnd;
 }
 
 static void fixed_stats(const void *priv, struct mrcp_cc_stats *out)
@@ -90,29 +50,16 @@ static void fixed_stats(const void *priv, struct mrcp_cc_stats *out)
 
 	memset(out, 0, sizeof(*out));
 	out->cwnd = s->cwnd;
-	out->inflight = s->inflight;
 	out->base_rtt_ns = s->base_rtt_ns;
 	out->max_cwnd = s->cwnd;
 	out->min_cwnd = s->cwnd;
-}
-
-static void fixed_on_forget(void *priv, uint64_t bytes)
-{
-	struct fixed *s = priv;
-
-	s->inflight = sub_sat(s->inflight, bytes);
 }
 
 const struct mrcp_cc_ops mrcp_cc_fixed = {
 	.name = "fixed",
 	.priv_size = sizeof(struct fixed),
 	.init = fixed_init,
-	.on_send = fixed_on_send,
-	.on_sack = fixed_on_sack,
-	.on_nack = fixed_on_nack,
-	.on_loss = fixed_on_nack, /* a loss leaves inflight like a NACK */
-	.on_timeout = fixed_on_timeout,
-	.can_send = fixed_can_send,
+	.cwnd = fixed_cwnd,
 	.stats = fixed_stats,
-	.on_forget = fixed_on_forget,
+	/* no signal hooks: every congestion signal is ignored */
 };

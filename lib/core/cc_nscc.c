@@ -1,8 +1,8 @@
-/* cc_nscc.c - NSCC, MRC's default congestion control (brief §6, D52): one
+/* cc_nscc.c - NSCC, MRC's default congestion control (§6, D52): one
  * window per QPCC (D53), moved by ECN echoes, TSETH delay, trims, losses, RTO
- * rounds and the responder penalty. It owns cwnd and the inflight count; it
- * does not decide what is lost or which EV to use (reliability and multipath
- * do, and tell it through the hooks). */
+ * rounds and the responder penalty. It owns cwnd and reads the inflight count
+ * the engine keeps; it does not decide what is lost or which EV to use
+ * (reliability and multipath do, and tell it through the hooks). */
 
 /*
  * Units. Time is integer ns and every window quantity is integer bytes. Three
@@ -63,7 +63,6 @@ struct nscc {
 
 	/* window */
 	uint64_t cwnd;             /**< bytes */
-	uint64_t inflight;         /**< bytes */
 	double inc;                /**< bytes^2, applied as inc / cwnd */
 	uint64_t adj_bytes;        /**< bytes SACKed since the last adjustment */
 	uint64_t last_adjust_ns;   /**< when eta was last added */
@@ -203,14 +202,6 @@ static int nscc_init(void *priv, const struct mrcp_cc_params *p, uint64_t now_ns
 	return 0;
 }
 
-static void nscc_on_send(void *priv, uint64_t bytes, uint64_t now_ns)
-{
-	struct nscc *s = priv;
-
-	(void)now_ns;
-	s->inflight += bytes;
-}
-
 /* §6.5: cwnd -= newly_rcvd x pen / 128, saving cwnd at the first penalised
  * SACK and restoring it on r_c. @return whether this SACK is penalised. */
 static bool apply_penalty(struct nscc *s, const struct mrcp_cc_sack *sk)
@@ -270,7 +261,7 @@ static uint64_t take_rtt_sample(struct nscc *s, const struct mrcp_cc_sack *sk)
  * window saw a trim, loss, RTO or (no trimming) high delay and acknowledged
  * less than max_cwnd >> qa_gate, cut cwnd to what it acknowledged.
  * @return whether it fired. */
-static bool quick_adapt(struct nscc *s, uint64_t now_ns)
+static bool quick_adapt(struct nscc *s, uint64_t inflight, uint64_t now_ns)
 {
 	bool fire;
 
@@ -285,7 +276,7 @@ static bool quick_adapt(struct nscc *s, uint64_t now_ns)
 			s->cwnd = w;
 		/* The signals of the bytes now in flight describe the queue
 		 * this window was sized against: ignore their decreases. */
-		s->ignore_left = s->inflight;
+		s->ignore_left = inflight;
 		s->inc = 0;
 		s->adj_bytes = 0;
 		s->fi_bytes = 0;
@@ -400,11 +391,6 @@ static void nscc_on_sack(void *priv, const struct mrcp_cc_sack *sk, uint64_t now
 	/* These bytes were part of any inflight quick adapt is ignoring. */
 	bool ignore = ignoring_decreases(s);
 
-	/* inflight follows the scoreboard (sk->acked), not rcvd_bytes: the
-	 * latter counts duplicates (D19) and copies already taken out by a
-	 * loss or an RTO round, and misses what a lost SACK reported, so
-	 * mixing the two leaked bytes until the window closed for good. */
-	s->inflight = sub_sat(s->inflight, sk->acked);
 	s->qa_acked += n;
 	s->adj_bytes += n;
 	s->ignore_left = sub_sat(s->ignore_left, n);
@@ -415,7 +401,7 @@ static void nscc_on_sack(void *priv, const struct mrcp_cc_sack *sk, uint64_t now
 	 * average, as htsim does for an ACK it has no send time for. */
 	delay = sk->rtt_valid ? take_rtt_sample(s, sk) : avg_delay_ns(s);
 
-	if (quick_adapt(s, now_ns)) { /* §6.3 step 1 */
+	if (quick_adapt(s, sk->inflight, now_ns)) { /* §6.3 step 1 */
 		clamp_cwnd(s);
 		return;
 	}
@@ -430,50 +416,38 @@ static void nscc_on_sack(void *priv, const struct mrcp_cc_sack *sk, uint64_t now
  * if it did not fire, takes @cut bytes (one nominal packet) off cwnd, unless
  * it is about bytes whose decreases quick adapt ignores. @resolved bytes
  * leave that ignored inflight. */
-static void drop_signal(struct nscc *s, uint64_t cut, uint64_t resolved, uint64_t now_ns)
+static void drop_signal(struct nscc *s, uint64_t cut, uint64_t resolved, uint64_t inflight,
+			uint64_t now_ns)
 {
 	bool ignore = ignoring_decreases(s);
 
 	s->ignore_left = sub_sat(s->ignore_left, resolved);
 	s->qa_signal = true;
-	if (quick_adapt(s, now_ns) || ignore)
+	if (quick_adapt(s, inflight, now_ns) || ignore)
 		return;
 	s->cwnd = sub_sat(s->cwnd, cut);
 	clamp_cwnd(s);
 }
 
-static void nscc_on_nack(void *priv, uint64_t bytes, uint64_t now_ns)
+static void nscc_on_nack(void *priv, uint64_t bytes, uint64_t inflight, uint64_t now_ns)
 {
-	struct nscc *s = priv;
-
-	s->inflight = sub_sat(s->inflight, bytes);
-	drop_signal(s, bytes, bytes, now_ns);
-}
-
-static void nscc_on_loss(void *priv, uint64_t bytes, uint64_t now_ns)
-{
-	nscc_on_nack(priv, bytes, now_ns);
+	drop_signal(priv, bytes, bytes, inflight, now_ns);
 }
 
 /* An RTO round names no packet size, so it costs one nominal MTU packet. */
-static void nscc_on_timeout(void *priv, uint64_t outstanding, uint64_t now_ns)
+static void nscc_on_timeout(void *priv, uint64_t inflight, uint64_t now_ns)
 {
 	struct nscc *s = priv;
 
-	s->inflight = outstanding; /* §6.1: re-sync to the scoreboard */
-	drop_signal(s, s->pkt_bytes, 0, now_ns);
+	drop_signal(s, s->pkt_bytes, 0, inflight, now_ns);
 }
 
-/* §6.1: inflight + packet <= cwnd. An empty pipe always may send, so a
- * window below one packet cannot deadlock. */
-static bool nscc_can_send(const void *priv, uint64_t bytes)
+/* §6.1: the engine sends while inflight + packet <= cwnd. */
+static uint64_t nscc_cwnd(const void *priv)
 {
 	const struct nscc *s = priv;
 
-	/* Less than one packet in flight never blocks: a window at min_cwnd
-	 * (which may be below one packet) must still move one packet at a
-	 * time. */
-	return s->inflight < bytes || s->inflight + bytes <= s->cwnd;
+	return s->cwnd;
 }
 
 static void nscc_stats(const void *priv, struct mrcp_cc_stats *out)
@@ -482,7 +456,6 @@ static void nscc_stats(const void *priv, struct mrcp_cc_stats *out)
 
 	memset(out, 0, sizeof(*out));
 	out->cwnd = s->cwnd;
-	out->inflight = s->inflight;
 	out->base_rtt_ns = s->base_rtt_ns;
 	out->target_qdelay_ns = s->target_ns;
 	out->avg_delay_ns = avg_delay_ns(s);
@@ -504,23 +477,14 @@ static void nscc_stats(const void *priv, struct mrcp_cc_stats *out)
 	out->qa_gate = s->qa_gate;
 }
 
-static void nscc_on_forget(void *priv, uint64_t bytes)
-{
-	struct nscc *s = priv;
-
-	s->inflight = sub_sat(s->inflight, bytes);
-}
-
 const struct mrcp_cc_ops mrcp_cc_nscc = {
 	.name = "nscc",
 	.priv_size = sizeof(struct nscc),
 	.init = nscc_init,
-	.on_send = nscc_on_send,
+	.cwnd = nscc_cwnd,
+	.stats = nscc_stats,
 	.on_sack = nscc_on_sack,
 	.on_nack = nscc_on_nack,
-	.on_loss = nscc_on_loss,
+	.on_loss = nscc_on_nack, /* a loss cuts as a trim NACK does (§6.3) */
 	.on_timeout = nscc_on_timeout,
-	.can_send = nscc_can_send,
-	.stats = nscc_stats,
-	.on_forget = nscc_on_forget,
 };

@@ -572,8 +572,6 @@ int mrcp__check_invariants(const struct mrcp_engine *e, char *why, size_t why_le
 		const struct qp *qp = &e->qps[i];
 		uint64_t bytes = 0, cc_sum = 0;
 		uint32_t n = 0;
-		struct mrcp_cc_stats st;
-
 		if (!qp->used || qp->cc == NULL || qp->sb == NULL)
 			continue;
 		for (uint32_t psn = qp->out_head; psn != NIL && n <= qp->n_out;) {
@@ -605,11 +603,10 @@ int mrcp__check_invariants(const struct mrcp_engine *e, char *why, size_t why_le
 		}
 		if (!first)
 			continue;
-		qp->cc->ops->stats(qp->cc->priv, &st);
-		if (st.inflight != cc_sum) {
+		if (qp->cc->inflight != cc_sum) {
 			snprintf(why, why_len, "qp %u: cc inflight %llu != %llu B outstanding on its QPCC (cwnd %llu)",
-				 qp->qpn, (unsigned long long)st.inflight, (unsigned long long)cc_sum,
-				 (unsigned long long)st.cwnd);
+				 qp->qpn, (unsigned long long)qp->cc->inflight, (unsigned long long)cc_sum,
+				 (unsigned long long)qp->cc->ops->cwnd(qp->cc->priv));
 			return -1;
 		}
 	}

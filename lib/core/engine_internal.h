@@ -13,7 +13,7 @@
 
 #define NIL UINT32_MAX
 #define QPN_SLOT_BITS_MIN 2           /* QPNs 0..3 are never handed out */
-#define PKT_OVERHEAD 40u              /* nominal size = UDP payload + 40 (brief §6.1) */
+#define PKT_OVERHEAD 40u              /* nominal size = UDP payload + 40 (§6.1) */
 #define TS_UNIT_SHIFT 7               /* TSETH tsr = 0: 128 ns units (D13) */
 #define RTT_SAMPLE_MAX_NS 4000000ull  /* D13 */
 #define QP_TX_BURST 16                /* packets per QP per round-robin turn */
@@ -55,7 +55,24 @@ struct cc_inst {
 	const struct mrcp_cc_ops *ops;
 	void *priv;
 	uint32_t users;          /* QPs sharing it */
+	uint64_t inflight;       /* nominal bytes of the SB_OUT packets of every
+				  * QP sharing it (mrcp_cc.h): out_push() adds,
+				  * out_remove() and a QP's error or free take
+				  * away; the one count, the algorithm reads it */
 };
+
+/* May a packet of nominal @bytes go on @cc now (§6.1)? */
+static inline bool mrcp__cc_can_send(const struct cc_inst *cc, uint64_t bytes)
+{
+	return mrcp_cc_window_open(cc->inflight, cc->ops->cwnd(cc->priv), bytes);
+}
+
+/* @cc's statistics: the algorithm's, with the engine's inflight. */
+static inline void mrcp__cc_stats(const struct cc_inst *cc, struct mrcp_cc_stats *out)
+{
+	cc->ops->stats(cc->priv, out);
+	out->inflight = cc->inflight;
+}
 
 /* ---- peers (remote nodes) ------------------------------------------------- */
 
@@ -96,7 +113,7 @@ enum {
 	SB_LIVE = 1u << 4,       /* entry in use (PSN in [snd_una, next_psn)) */
 };
 
-/* One outstanding PSN (brief §4.4 scoreboard). Indexed by PSN & sb_mask. */
+/* One outstanding PSN (§4.4 scoreboard). Indexed by PSN & sb_mask. */
 struct sb_entry {
 	uint64_t sent_ns;        /* last (re)transmission */
 	uint64_t deadline_ns;    /* RTO deadline: sent + T x b (§4.5) */
@@ -340,7 +357,7 @@ static inline uint64_t mrcp__ts_age_ns(uint64_t now_ns, uint16_t ts)
 
 static inline uint32_t mrcp__nominal(uint32_t mrc_len)
 {
-	/* UDP payload (MRC bytes + ICRC) + 40 B (brief §6.1) */
+	/* UDP payload (MRC bytes + ICRC) + 40 B (§6.1) */
 	return mrc_len + MRCP_ICRC_LEN + PKT_OVERHEAD;
 }
 
@@ -358,7 +375,7 @@ struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr);
 /* Debug check for tests (never on the fast path: it walks every QP and
  * scoreboard). For every QP, n_out and outstanding_bytes match its
  * send-order list and only SB_OUT entries are on it; for every QPCC, the
- * CC's inflight equals the nominal bytes of the SB_OUT packets of all the
+ * QPCC's inflight equals the nominal bytes of the SB_OUT packets of all the
  * QPs sharing it (D53). @return 0, or -1 with the first violation in @why. */
 int mrcp__check_invariants(const struct mrcp_engine *e, char *why, size_t why_len);
 

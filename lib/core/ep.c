@@ -1,4 +1,4 @@
-/* ep.c - endpoint operations on QPN 0x2 (brief §7): PORT_STATUS_UPDATE
+/* ep.c - endpoint operations on QPN 0x2 (§7): PORT_STATUS_UPDATE
  * requests and their acknowledgements (D50, D51), EV probes with RTT (D57),
  * and local link up/down (§5.6). Connectionless and node-level: state lives
  * in the peer table, not in QPs. */

@@ -1,4 +1,4 @@
-/* ev.c - per-QP entropy-value sets (brief §5): makes the EV values, runs each
+/* ev.c - per-QP entropy-value sets (§5): makes the EV values, runs each
  * EV's GOOD / SKIP / ASSUMED_BAD / DENIED state machine from a default-deny
  * table, keeps the active and backup pools of every plane, sprays packets over
  * the active set, schedules resurrection probes, and tracks the reverse EVs and
@@ -14,7 +14,7 @@
 #include "mrcp_seq.h"
 #include "mrcp_wire.h"
 
-#define EV_BASE_RTT_DEFAULT_NS 12000ull     /* brief §6.4: 12 us if unset */
+#define EV_BASE_RTT_DEFAULT_NS 12000ull     /* §6.4: 12 us if unset */
 #define EV_PROBE_FIRST_DEFAULT_NS 100000ull /* D45: 100 us after retirement */
 #define EV_PROBE_MAX_DEFAULT_NS 10000000ull /* D45: back off up to 10 ms */
 #define EV_PROBE_OK_DEFAULT 3               /* D45: answers in a row */
@@ -50,7 +50,7 @@ const char *mrcp_ev_event_name(uint8_t event)
 	return event < MRCP_EV_NEVENTS ? ev_event_names[event] : "INVALID";
 }
 
-/* ---- the transition table (brief §5.3) -------------------------------------- */
+/* ---- the transition table (§5.3) -------------------------------------- */
 
 /*
  * A cell holds the next state, EV_IGNORE, or EV_DENY. EV_DENY is 0, so every

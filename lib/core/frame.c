@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mrcp_bytes.h"
+#include "mrcp_csum.h"
 
 #define ETH_P_IPV4 0x0800u
 #define ETH_P_IPV6 0x86DDu
@@ -78,28 +79,6 @@ const char *mrcp_dscp_class_name(enum mrcp_dscp_class c)
 	if ((unsigned)c >= MRCP_DSCP_CLASS_COUNT)
 		return NULL;
 	return names[c];
-}
-
-/* ---- checksums --------------------------------------------------------------- */
-
-/* One's-complement sum of @len bytes (RFC 1071), not yet folded or inverted. */
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
-{
-	while (len >= 2) {
-		sum += mrcp_get_be16(p);
-		p += 2;
-		len -= 2;
-	}
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xFFFFu) + (sum >> 16);
-	return (uint16_t)~sum;
 }
 
 /* ---- transmit --------------------------------------------------------------- */
@@ -219,10 +198,9 @@ static size_t hdr_write(const struct mrcp_frame_tx *tx, size_t mrc_len, uint8_t 
 		mrcp_put_be16(ip + 6, IPV4_DF);
 		ip[8] = tx->ttl;
 		ip[9] = PROTO_UDP;
-		ip[10] = ip[11] = 0;
 		memcpy(ip + 12, tx->src_ip, 4);
 		memcpy(ip + 16, tx->dst_ip, 4);
-		mrcp_put_be16(ip + 10, csum_fold(csum_add(0, ip, MRCP_IPV4_HLEN)));
+		mrcp_csum_ipv4_set(ip, MRCP_IPV4_HLEN);
 		off += MRCP_IPV4_HLEN;
 	} else {
 		mrcp_frame_ev_encode(tx->ev, tx->ev_layout, &sport, &flow_label);
@@ -260,16 +238,11 @@ int mrcp_frame_hdr_build(const struct mrcp_frame_tx *tx, size_t mrc_len,
  * (RFC 768 / RFC 8200 §8.1); 0 is sent as 0xFFFF. */
 static uint16_t udp_csum(bool v4, const uint8_t *ip, const uint8_t *udp, size_t udp_len)
 {
-	uint32_t sum = 0;
+	/* udp_len fits 16 bits: checked by tx_check() */
+	uint64_t sum = v4 ? mrcp_csum_pseudo(ip + 12, ip + 16, 4, PROTO_UDP, (uint32_t)udp_len)
+			  : mrcp_csum_pseudo(ip + 8, ip + 24, 16, PROTO_UDP, (uint32_t)udp_len);
+	uint16_t c = mrcp_csum_fold(mrcp_csum_add(sum, udp, udp_len));
 
-	if (v4)
-		sum = csum_add(sum, ip + 12, 8);
-	else
-		sum = csum_add(sum, ip + 8, 32);
-	sum += PROTO_UDP;
-	sum += (uint32_t)udp_len; /* fits 16 bits: checked by tx_check() */
-	sum = csum_add(sum, udp, udp_len);
-	uint16_t c = csum_fold(sum);
 	return c ? c : 0xFFFFu;
 }
 
@@ -339,7 +312,7 @@ static int parse_ipv4(const struct mrcp_frame_rx_cfg *cfg, const uint8_t *f, siz
 		return -ENOMSG;
 	if (mrcp_get_be16(ip + 6) & IPV4_FRAG_MASK)
 		return -EBADMSG; /* MRC never fragments (DF is set on transmit) */
-	if (cfg->check_ip_csum && csum_fold(csum_add(0, ip, ihl)) != 0)
+	if (cfg->check_ip_csum && mrcp_csum(ip, ihl) != 0)
 		return -EBADMSG;
 
 	v->l3 = MRCP_FRAME_IPV4;

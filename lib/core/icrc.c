@@ -1,5 +1,5 @@
 /* icrc.c - CRC-32 (slice-by-8) and the RoCEv2 ICRC with its field masking
- * (brief §3.9, D24); knows nothing about Ethernet, SRv6 or frame layout. */
+ * (§3.9, D24); knows nothing about Ethernet, SRv6 or frame layout. */
 #include "mrcp_icrc.h"
 
 #include <errno.h>
@@ -11,7 +11,7 @@
  * checked against a bitwise CRC by test_icrc.c. */
 static const uint32_t crc_table[8][256];
 
-/* mrcp_crc32(0, 8 bytes of 0xFF): the ICRC seed of brief §3.9 step 3, in the
+/* mrcp_crc32(0, 8 bytes of 0xFF): the ICRC seed of §3.9 step 3, in the
  * zlib form (Soft-RoCE keeps the raw register, ~0x2144DF1C = 0xDEBB20E3). */
 #define ICRC_SEED 0x2144DF1Cu
 
@@ -71,7 +71,7 @@ int mrcp_icrc_begin(struct mrcp_icrc *st, const void *ip, size_t len)
 	if (len < n)
 		return -EBADMSG;
 
-	/* Mask a copy of the variant fields (brief §3.9 step 2). */
+	/* Mask a copy of the variant fields (§3.9 step 2). */
 	memcpy(m, p, n);
 	if (version == 4) {
 		m[1] = 0xFF;            /* TOS: DSCP + ECN */

@@ -81,7 +81,7 @@ static inline unsigned mrcp_qpn_shard(uint32_t qpn) { return (qpn >> MRCP_SHARD_
 /** The shard that sent the endpoint request a response with PSN @psn answers. */
 static inline unsigned mrcp_ep_psn_shard(uint32_t psn) { return (psn >> 16) & (MRCP_SHARDS - 1); }
 
-/** Fill @c with the defaults of the brief (D25, D32, D41, D52...). */
+/** Fill @c with the defaults of docs/protocol.md (D25, D32, D41, D52...). */
 void mrcp_engine_config_defaults(struct mrcp_engine_config *c);
 
 /** @return 0 and *@out, -EINVAL for a bad config, -ENOMEM. Allocates all
@@ -108,7 +108,7 @@ int mrcp_mr_reg(struct mrcp_engine *e, uint64_t va, uint64_t len, void *host,
 /** @return 0, -ENOENT (unknown key), -EBUSY (a QP has a WR using it). */
 int mrcp_mr_dereg(struct mrcp_engine *e, uint32_t lkey);
 
-/* ---- connection info (brief §8, D58, D59) -------------------------------- */
+/* ---- connection info (§8, D58, D59) -------------------------------- */
 
 #define MRCP_CONN_INFO_VERSION 1
 #define MRCP_CONN_INFO_LEN 208    /**< encoded size, bytes */
@@ -141,7 +141,7 @@ int mrcp_conn_info_decode(const uint8_t *buf, size_t len, struct mrcp_conn_info 
 /* ---- queue pairs -------------------------------------------------------------- */
 
 /*
- * QP states (brief §8). 0 is invalid. Legal sequences:
+ * QP states (§8). 0 is invalid. Legal sequences:
  * RESET -> INIT -> RTR -> RTS; any -> ERROR; ERROR -> RESET is not offered
  * (destroy and create instead).
  */
@@ -260,9 +260,9 @@ unsigned mrcp_poll_cq(struct mrcp_engine *e, struct mrcp_wc *wc, unsigned max);
 /* ---- events for the control plane ----------------------------------------------- */
 
 enum mrcp_event_type {
-	MRCP_EVENT_EV_STATE = 1,  /**< an EV changed state (brief §5.3 "events") */
+	MRCP_EVENT_EV_STATE = 1,  /**< an EV changed state (§5.3 "events") */
 	MRCP_EVENT_QP_ERROR,      /**< a QP entered ERROR */
-	MRCP_EVENT_PEER_PORTS,    /**< a peer's port mask changed (brief §5.6) */
+	MRCP_EVENT_PEER_PORTS,    /**< a peer's port mask changed (§5.6) */
 	MRCP_EVENT_EV_PROBE,      /**< an EV probe was answered or timed out (§7) */
 };
 
@@ -350,7 +350,7 @@ int mrcp_port_set_link(struct mrcp_engine *e, uint8_t port, bool up, uint64_t no
  *  (rate limit), -ENOSPC. */
 int mrcp_ev_probe(struct mrcp_engine *e, const struct mrcp_ip *node, uint8_t port, uint32_t ev, uint64_t now_ns);
 
-/** Controller denylist (brief §5.3): deny or allow EV @ev of QP @qpn. */
+/** Controller denylist (§5.3): deny or allow EV @ev of QP @qpn. */
 int mrcp_qp_ev_deny(struct mrcp_engine *e, uint32_t qpn, uint32_t ev, bool deny, uint64_t now_ns);
 
 /** Responder placement backlog in percent (D55): the host's receive rings. */

@@ -1,7 +1,7 @@
 /* mrcp_ev.h - per-QP entropy-value (EV) sets: generation, the GOOD / SKIP /
  * ASSUMED_BAD / DENIED state machine, active and backup pools per plane,
  * sprayed selection, resurrection-probe scheduling, reverse EVs, and the
- * responder's per-EV CE history (brief §5, D41-D48). Knows nothing about
+ * responder's per-EV CE history (§5, D41-D48). Knows nothing about
  * PSNs, packets or time sources: the QP code calls it with events and now_ns.
  */
 #ifndef MRCP_EV_H
@@ -19,7 +19,7 @@
 #define MRCP_EV_IDX_NONE UINT16_MAX /* "no EV" in rev_ev[] */
 
 /*
- * EV states (brief §5.3). 0 is invalid so a zeroed EV is never live.
+ * EV states (§5.3). 0 is invalid so a zeroed EV is never live.
  * Legal sequences: GOOD -> SKIP -> GOOD; GOOD|SKIP -> ASSUMED_BAD ->
  * (probes) -> GOOD|SKIP; any live state -> DENIED -> (controller) -> GOOD.
  */
@@ -32,7 +32,7 @@ enum mrcp_ev_state {
 	MRCP_EV_NSTATES
 };
 
-/* Events that drive the state table (brief §5.3 rows; D30, D43-D45). */
+/* Events that drive the state table (§5.3 rows; D30, D43-D45). */
 #define MRCP_EV_EVENTS(X)                                                      \
 	X(SACK_SKIP_ONCE)   /* SACK verdict m = SKIP_ONCE for this EV */       \
 	X(SACK_ALWAYS_SKIP) /* SACK verdict m = ALWAYS_SKIP */                 \
@@ -58,7 +58,7 @@ enum mrcp_ev_event {
  * out of both (ASSUMED_BAD under probing, or DENIED). */
 enum mrcp_ev_pool { MRCP_EV_POOL_NONE = 0, MRCP_EV_POOL_ACTIVE, MRCP_EV_POOL_BACKUP, MRCP_EV_POOL_OUT };
 
-/* How EV values are made (brief §2.2, D6, D8). */
+/* How EV values are made (§2.2, D6, D8). */
 enum mrcp_ev_mode { MRCP_EV_MODE_UDP = 0, MRCP_EV_MODE_SRV6 };
 
 struct mrcp_ev_config {
@@ -250,7 +250,7 @@ enum mrcp_ev_state mrcp_ev_on_loss(struct mrcp_ev_set *s, int idx, uint64_t now_
 int mrcp_ev_lookup(const struct mrcp_ev_set *s, uint32_t value);
 
 /** Local / remote port masks (bit i-1 = port i up). EVs on a down port are
- *  masked, not changed (brief §5.6). */
+ *  masked, not changed (§5.6). */
 void mrcp_ev_set_port_masks(struct mrcp_ev_set *s, uint32_t local_up, uint32_t remote_up);
 
 /** Usable (GOOD or SKIP) active EVs, the quantity the D44 floor counts. */

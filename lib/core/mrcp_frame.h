@@ -1,4 +1,4 @@
-/* mrcp_frame.h - the encapsulation around an MRC packet (brief §2):
+/* mrcp_frame.h - the encapsulation around an MRC packet (§2):
  *
  *   plain: Ethernet [802.1Q] | IPv4 or IPv6 | UDP | MRC (BTH..pad) | ICRC
  *   SRv6 : Ethernet [802.1Q] | outer IPv6 [SRH] | inner IPv6 | UDP | MRC | ICRC
@@ -31,10 +31,10 @@
 #define MRCP_UDP_HLEN      8u
 /** Longest header stack mrcp_frame_hdr_build() writes (VLAN + SRv6). */
 #define MRCP_FRAME_HDR_MAX (MRCP_ETH_HLEN + MRCP_VLAN_HLEN + 2 * MRCP_IPV6_HLEN + MRCP_UDP_HLEN)
-/** Outer hop limit of an SRv6 frame (brief §2.3). */
+/** Outer hop limit of an SRv6 frame (§2.3). */
 #define MRCP_SRV6_HOP_LIMIT 64u
 
-/* ---- EV placement (brief §2.2) ------------------------------------------ */
+/* ---- EV placement (§2.2) ------------------------------------------ */
 
 /** Which EV half rides in the UDP source port (D4, `transport.ev_layout`). */
 enum mrcp_ev_layout {
@@ -54,7 +54,7 @@ void mrcp_frame_ev_encode(uint32_t ev, enum mrcp_ev_layout layout,
 uint32_t mrcp_frame_ev_decode(uint16_t sport, uint32_t flow_label,
 			      enum mrcp_ev_layout layout);
 
-/* ---- traffic classes (brief §3.8) ---------------------------------------- */
+/* ---- traffic classes (§3.8) ---------------------------------------- */
 
 /*
  * DSCP classes: X(name, default DSCP, what it carries). The defaults are

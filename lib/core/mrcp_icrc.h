@@ -1,5 +1,5 @@
 /* mrcp_icrc.h - CRC-32 (IEEE 802.3, the zlib crc32) and the RoCEv2 invariant
- * CRC that ends every MRC packet (brief §3.9, D24).
+ * CRC that ends every MRC packet (§3.9, D24).
  *
  * The ICRC covers the innermost IP header through the end of the BTH pad,
  * with the fields that the fabric may rewrite masked to all ones:
@@ -86,7 +86,7 @@ static inline uint32_t mrcp_icrc_finish(const struct mrcp_icrc *st)
  */
 int mrcp_icrc_compute(const void *ip, size_t len, uint32_t *icrc);
 
-/** Write @icrc at @p, least-significant byte first (brief §3.9 step 4). */
+/** Write @icrc at @p, least-significant byte first (§3.9 step 4). */
 static inline void mrcp_icrc_store(uint8_t *p, uint32_t icrc)
 {
 	p[0] = (uint8_t)icrc;

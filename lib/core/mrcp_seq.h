@@ -1,5 +1,5 @@
 /* mrcp_seq.h - wrap-safe comparison of 24-bit PSNs, 16-bit MSNs and 64-bit
- * nanosecond deadlines (brief §4.1). A raw '<' on any of these is a bug.
+ * nanosecond deadlines (§4.1). A raw '<' on any of these is a bug.
  * A field narrower than 32 bits is shifted into the top bits first, so the
  * signed difference carries the serial-number ordering. */
 #ifndef MRCP_SEQ_H
@@ -12,7 +12,7 @@
 #define MRCP_PSN_MASK 0xFFFFFFu
 #define MRCP_MSN_MASK 0xFFFFu
 
-/** psn_diff(a, b) of brief §4.1: in [-2^23, 2^23); > 0 when a is after b. */
+/** psn_diff(a, b) of §4.1: in [-2^23, 2^23); > 0 when a is after b. */
 static inline int32_t mrcp_psn_diff(uint32_t a, uint32_t b)
 {
 	return (int32_t)((a - b) << 8) >> 8;

@@ -2,7 +2,7 @@
  * (struct mrcp_<hdr>_wire, size-asserted), the decoded host form
  * (struct mrcp_<hdr>), and one encode/decode pair per header. Then the
  * packet-level codec, which walks BTH -> extension headers -> payload by
- * opcode and flags. Offsets and D-choices: docs/protocol.md and the brief §3.
+ * opcode and flags. Offsets and D-choices: docs/protocol.md §3.
  *
  * Adding a header or an opcode means: the wire struct + static_assert here,
  * its host struct and codec pair in wire.c, its row in MRCP_OPCODES, a
@@ -24,10 +24,10 @@
 #define MRCP_UDP_PORT_DEFAULT 4791u  /* D1 */
 #define MRCP_UDP_PORT_ALT     4971u  /* D1: accepted on receive when enabled */
 #define MRCP_PKEY_DEFAULT     0xFFFFu /* D10 */
-#define MRCP_QPN_ENDPOINT     0x000002u /* brief §7: endpoint operations */
+#define MRCP_QPN_ENDPOINT     0x000002u /* §7: endpoint operations */
 #define MRCP_QPN_MASK         0xFFFFFFu
 #define MRCP_PAYLOAD_MAX      4096u  /* D3: largest payload MTU */
-#define MRCP_TSETH_FTYPE      0x1u   /* brief §3.3 */
+#define MRCP_TSETH_FTYPE      0x1u   /* §3.3 */
 #define MRCP_ICRC_LEN         4u
 
 /* Header-present bits (struct mrcp_pkt.hdrs). */
@@ -45,7 +45,7 @@ enum {
 };
 
 /*
- * Opcodes (brief §3.1, SD values in the IBTA vendor range):
+ * Opcodes (§3.1, SD values in the IBTA vendor range):
  *   X(name, value, headers after BTH; TSETH is added when BTH.ts = 1)
  * Adding one: see the checklist at the top of this file.
  */
@@ -69,7 +69,7 @@ enum mrcp_opcode {
 #undef X
 };
 
-/* NACK codes (brief §3.7, UET code space). Unknown codes decode fine and are
+/* NACK codes (§3.7, UET code space). Unknown codes decode fine and are
  * handled as NO_RESOURCE by the engine (D22). */
 #define MRCP_NACK_CODES(X)                                                     \
 	X(TRIMMED, 0x01)                                                       \
@@ -86,7 +86,7 @@ enum mrcp_nack_code {
 #undef X
 };
 
-/* AETH syndromes (brief §3.3, D21). Any other value is -EBADMSG. */
+/* AETH syndromes (§3.3, D21). Any other value is -EBADMSG. */
 enum mrcp_aeth_syndrome {
 	MRCP_AETH_ACK = 0x1F,
 	MRCP_AETH_NAK_INVALID_REQ = 0x61,
@@ -94,7 +94,7 @@ enum mrcp_aeth_syndrome {
 	MRCP_AETH_NAK_REMOTE_OP = 0x63,
 };
 
-/* SETH.m: the responder's verdict on the echoed EV (brief §3.4, D47).
+/* SETH.m: the responder's verdict on the echoed EV (§3.4, D47).
  * Value 3 is not an error: it is decoded as NONE. */
 enum mrcp_ev_verdict {
 	MRCP_VERDICT_NONE = 0,
@@ -102,7 +102,7 @@ enum mrcp_ev_verdict {
 	MRCP_VERDICT_ALWAYS_SKIP = 2,
 };
 
-/* ERTH/EETH op (brief §3.6). Values 2 and 3 are -EBADMSG. */
+/* ERTH/EETH op (§3.6). Values 2 and 3 are -EBADMSG. */
 enum mrcp_ep_op {
 	MRCP_EP_PORT_STATUS_UPDATE = 0,
 	MRCP_EP_EV_PROBE = 1,
@@ -219,7 +219,7 @@ static_assert(sizeof(struct mrcp_erth_wire) == 16, "wire ABI: update codec, test
 
 struct mrcp_eeth_wire {
 	uint8_t prologue;
-	uint8_t flags;          /* as ERTH: op(1:0) */
+	uint8_t flags;          /* prologue(7) rsvd(6) op(5:4) rsvd(3:0): not ERTH's op(1:0) */
 	uint8_t rx_port;        /* D20 */
 	uint8_t status;
 	uint8_t port_status_mask[4];
@@ -445,7 +445,7 @@ int mrcp_pkt_decode_rx(const void *buf, size_t len, struct mrcp_pkt *p);
 
 /**
  * A Write as the responder reads it: the fields of BTH, METH, TSETH, RETH
- * and ImmDt it uses, without the rest of struct mrcp_pkt (brief §4.2).
+ * and ImmDt it uses, without the rest of struct mrcp_pkt (§4.2).
  */
 struct mrcp_write {
 	uint32_t dest_qp;
@@ -474,7 +474,7 @@ void mrcp_write_from_pkt(const struct mrcp_pkt *p, struct mrcp_write *w);
 
 /**
  * Decode only BTH and the extension headers, for a trimmed packet whose
- * payload was cut by a switch (brief §4.6): whatever follows the headers is
+ * payload was cut by a switch (§4.6): whatever follows the headers is
  * returned as payload, with no pad or length checks.
  * @return 0, or -EBADMSG as mrcp_pkt_decode() for the header part.
  */

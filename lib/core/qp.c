@@ -1,7 +1,8 @@
 /* qp.c - QP lifecycle (RESET -> INIT -> RTR -> RTS, ERROR as a sink),
- * connection info and its versioned blob (brief §8, D58-D60), peers and
+ * connection info and its versioned blob (§8, D58-D60), peers and
  * their QPCCs (D53), and posting work requests and receives. The packet
  * handling of a live QP is in req.c and resp.c. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,11 @@
  */
 #define CI_MAGIC 0x4D524349u /* "MRCI" */
 #define CI_LEN MRCP_CONN_INFO_LEN
+/* The table above fills MRCP_CONN_INFO_LEN exactly. lib/client's
+ * MRC_CONN_INFO_BYTES must equal it too: test/unit/test_qp.c asserts that,
+ * where both headers are visible. */
+static_assert(38 + 17 * MRCP_MAX_PORTS == 174, "conn info: the port table ends at 174");
+static_assert(206 + 2 == CI_LEN, "conn info: the layout fills MRCP_CONN_INFO_LEN");
 
 static void put_ip(uint8_t *p, const struct mrcp_ip *ip)
 {
@@ -144,7 +150,7 @@ static int cc_init(struct mrcp_engine *e, struct cc_inst *cc, const char *name, 
 		p.base_rtt_ns = e->cfg.base_rtt_ns;
 	p.mtu = mtu;
 	/* a full data packet's nominal size is payload + headers + ICRC +
-	 * 40 B; min_cwnd must hold one (brief §6.4) */
+	 * 40 B; min_cwnd must hold one (§6.4) */
 	p.pkt_overhead = (uint32_t)(PKT_OVERHEAD + MRCP_ICRC_LEN + MRCP_DATA_HDR_MAX);
 	p.trimming_fabric = e->cfg.trimming_fabric;
 	cc->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
@@ -158,6 +164,7 @@ static int cc_init(struct mrcp_engine *e, struct cc_inst *cc, const char *name, 
 	}
 	cc->ops = ops;
 	cc->users = 0;
+	cc->inflight = 0;
 	return 0;
 }
 
@@ -198,7 +205,7 @@ static struct peer *peer_get(struct mrcp_engine *e, const struct mrcp_conn_info 
 /* ---- create / connect / destroy -------------------------------------------------------- */
 
 /* Every EV state change becomes an MRCP_EVENT_EV_STATE for the control plane
- * (brief §5.3 "events": operators and selftests count and log them). */
+ * (§5.3 "events": operators and selftests count and log them). */
 static void qp_ev_changed(void *ctx, const struct mrcp_ev_change *chg)
 {
 	struct qp *qp = ctx;
@@ -268,7 +275,7 @@ int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t
 		mrcp__qp_free(e, qp);
 		return -ENOMEM;
 	}
-	/* INIT binds the EV profile (brief §8) */
+	/* INIT binds the EV profile (§8) */
 	evc = attr.ev.n_active ? attr.ev : e->cfg.ev;
 	evc.n_ports = e->cfg.n_ports;
 	if (evc.base_rtt_ns == 0)
@@ -469,9 +476,10 @@ void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status)
 		return;
 	qp->state = MRCP_QPS_ERROR;
 	mrcp__qp_flush(e, qp, status);
-	/* drop requester state: nothing will be sent again */
-	if (qp->cc != NULL && qp->cc->ops->on_forget != NULL && qp->outstanding_bytes)
-		qp->cc->ops->on_forget(qp->cc->priv, qp->outstanding_bytes);
+	/* drop requester state: nothing will be sent again, and what it had
+	 * in flight leaves the QPCC's inflight */
+	if (qp->cc != NULL)
+		qp->cc->inflight -= qp->outstanding_bytes;
 	qp->outstanding_bytes = 0;
 	qp->n_out = 0;
 	qp->n_rtxq = 0;
@@ -495,8 +503,7 @@ void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp)
 		for (uint32_t i = qp->sq_head; i != qp->sq_tail; i++)
 			mrcp__wqe_release(e, &qp->sq[i & qp->sq_mask]);
 	if (qp->cc != NULL) {
-		if (qp->outstanding_bytes && qp->cc->ops->on_forget != NULL)
-			qp->cc->ops->on_forget(qp->cc->priv, qp->outstanding_bytes);
+		qp->cc->inflight -= qp->outstanding_bytes;
 		qp->outstanding_bytes = 0;
 		qp->cc->users--;
 	}
@@ -632,7 +639,7 @@ int mrcp_qp_info(const struct mrcp_engine *e, uint32_t qpn, struct mrcp_qp_info 
 	out->sq_outstanding = qp->sq_tail - qp->sq_head;
 	out->retry_k = qp->k;
 	if (qp->cc != NULL)
-		qp->cc->ops->stats(qp->cc->priv, &out->cc);
+		mrcp__cc_stats(qp->cc, &out->cc);
 	out->c = qp->c;
 	out->n_evs = qp->evs.n_evs;
 	return 0;

@@ -37,17 +37,18 @@ static inline void out_push(struct qp *qp, uint32_t psn)
 	en->flags |= SB_OUT;
 	qp->n_out++;
 	qp->outstanding_bytes += en->nominal;
+	qp->cc->inflight += en->nominal; /* the QPCC's count (mrcp_cc.h) */
 }
 
-/* Take @psn off the send-order list. @return the nominal bytes that left
- * flight (0 if it was not on the list); the caller owes them to the CC,
- * whose inflight mirrors the SB_OUT entries of its QPs (mrcp_cc.h). */
-static inline uint32_t out_remove(struct qp *qp, uint32_t psn)
+/* Take @psn off the send-order list, and its bytes out of the QPCC's
+ * inflight: the one place a packet leaves flight (but a QP's error or free,
+ * which drops its whole list). Nothing if it was not on the list. */
+static inline void out_remove(struct qp *qp, uint32_t psn)
 {
 	struct sb_entry *en = sb_at(qp, psn);
 
 	if (!(en->flags & SB_OUT))
-		return 0;
+		return;
 	if (en->prev != NIL)
 		sb_at(qp, en->prev)->next = en->next;
 	else
@@ -59,12 +60,12 @@ static inline uint32_t out_remove(struct qp *qp, uint32_t psn)
 	en->flags &= (uint8_t)~SB_OUT;
 	qp->n_out--;
 	qp->outstanding_bytes -= en->nominal;
-	return en->nominal;
+	qp->cc->inflight -= en->nominal;
 }
 
-/* Take @psn off the wire and queue it for retransmission (D31). Every caller
- * settles the bytes with the CC: on_loss / on_nack / on_forget for the one
- * packet, or on_timeout's re-sync after an RTO round. */
+/* Take @psn off the wire and queue it for retransmission (D31). The caller
+ * gives the CC its signal, if any, after this: on_loss, on_nack or
+ * on_timeout see inflight without the packet. */
 static void rtx_queue(struct qp *qp, uint32_t psn, uint8_t cause, uint64_t not_before)
 {
 	struct sb_entry *en = sb_at(qp, psn);
@@ -97,11 +98,11 @@ static void undo_charge(struct mrcp_engine *e, struct qp *qp, struct sb_entry *e
 	}
 }
 
-/* Everything up to and including @psn was received: free it (§4.4 step 1).
- * @return the nominal bytes that left flight, for the CC. */
-static uint64_t ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint64_t *newest_sent)
+/* Everything up to and including @psn was received: free it (§4.4 step 1);
+ * what was in flight leaves the QPCC's inflight. */
+static void ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint64_t *newest_sent)
 {
-	uint64_t acked = 0, newest = newest_sent != NULL ? *newest_sent : 0;
+	uint64_t newest = newest_sent != NULL ? *newest_sent : 0;
 	uint32_t una = qp->snd_una;
 	/* PSNs una .. psn, and none at or past next_psn */
 	int32_t n = mrcp_psn_diff(psn, una) + 1, sent = mrcp_psn_diff(qp->next_psn, una);
@@ -110,7 +111,7 @@ static uint64_t ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, 
 	if (n > sent)
 		n = sent;
 	if (n <= 0)
-		return 0;
+		return;
 	for (int32_t i = 0; i < n; i++, una = mrcp_psn_add(una, 1)) {
 		struct sb_entry *en = sb_at(qp, una);
 
@@ -122,7 +123,7 @@ static uint64_t ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, 
 			if (en->charged)
 				undo_charge(e, qp, en, false);
 		}
-		acked += out_remove(qp, una);
+		out_remove(qp, una);
 		if (en->flags & SB_RTXQ)
 			qp->n_rtxq--;
 		en->flags = 0;
@@ -132,7 +133,6 @@ static uint64_t ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, 
 		*newest_sent = newest;
 	qp->k = 0; /* D33: the retry count resets when cack advances */
 	qp->last_progress_ns = e->now;
-	return acked;
 }
 
 /* ---- building data packets ------------------------------------------------------------ */
@@ -156,7 +156,7 @@ static uint8_t data_opcode(const struct wqe *w, uint32_t n, uint32_t idx)
 	return imm ? MRCP_OP_WRITE_LAST_IMM : MRCP_OP_WRITE_LAST;
 }
 
-/* BTH + METH + TSETH + RETH [+ ImmDt] + payload + pad (brief §3.1) */
+/* BTH + METH + TSETH + RETH [+ ImmDt] + payload + pad (§3.1) */
 static uint32_t data_mrc_len(const struct wqe *w, uint32_t len)
 {
 	uint32_t hdr = (uint32_t)(sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) +
@@ -290,7 +290,6 @@ static MRCP_PKT_INLINE void on_sent(struct mrcp_engine *e, struct qp *qp, uint32
 	en->tx_count++;
 	qp->last_tx_data_ns = e->now ? e->now : 1;
 	out_push(qp, psn);
-	qp->cc->ops->on_send(qp->cc->priv, en->nominal, e->now);
 	if (qp->mode == MRCP_MODE_MRC)
 		mrcp_ev_on_send(&qp->evs, ev, rtx);
 }
@@ -325,7 +324,7 @@ unsigned mrcp__req_tx(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *out,
 				struct sb_entry *en = sb_at(qp, psn);
 				int ev;
 
-				if (!qp->cc->ops->can_send(qp->cc->priv, en->nominal)) {
+				if (!mrcp__cc_can_send(qp->cc, en->nominal)) {
 					qp->c.stalls_cwnd++;
 					break;
 				}
@@ -366,7 +365,7 @@ unsigned mrcp__req_tx(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *out,
 		if (len > qp->mtu)
 			len = qp->mtu; /* D3: every non-last packet carries one MTU */
 		uint32_t nominal = mrcp__nominal(data_mrc_len(w, len));
-		if (!qp->cc->ops->can_send(qp->cc->priv, nominal)) {
+		if (!mrcp__cc_can_send(qp->cc, nominal)) {
 			qp->c.stalls_cwnd++;
 			break;
 		}
@@ -415,13 +414,11 @@ static void declare_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uin
 	rtx_queue(qp, psn, cause, 0);
 	qp->c.losses++;
 	/* On a trimming fabric congestion shows as trims and ECN; a silent
-	 * loss is a failed path (paper §2.1), handled by the EV state machine
+	 * loss is a failed path (§4.4), handled by the EV state machine
 	 * (D30), so it leaves the window alone: the bytes only leave inflight.
 	 * Elsewhere it is a congestion signal too (§6.3). See D61. */
-	if (e->cfg.trimming_fabric && qp->cc->ops->on_forget != NULL)
-		qp->cc->ops->on_forget(qp->cc->priv, nominal);
-	else
-		qp->cc->ops->on_loss(qp->cc->priv, nominal, e->now);
+	if (!e->cfg.trimming_fabric && qp->cc->ops->on_loss != NULL)
+		qp->cc->ops->on_loss(qp->cc->priv, nominal, qp->cc->inflight, e->now);
 	if (qp->mode == MRCP_MODE_MRC && en->ev >= 0) {
 		mrcp_ev_on_loss(&qp->evs, en->ev, e->now); /* D30 */
 		en->charged = (uint16_t)(en->ev + 1);    /* D64 */
@@ -488,7 +485,7 @@ static void check_spurious(struct mrcp_engine *e, struct qp *qp, uint32_t trig, 
 void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx)
 {
 	const struct mrcp_seth *s = &p->seth;
-	uint64_t newest_sent = 0, acked = 0;
+	uint64_t newest_sent = 0;
 	bool any_newest = false;
 	struct mrcp_cc_sack in;
 	uint32_t units, delta;
@@ -501,7 +498,7 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 		check_spurious(e, qp, mrcp_psn_add(s->cack_psn, s->ack_psn_offset), p->cc.tx_timestamp);
 	/* 1. cumulative part */
 	if (mrcp_psn_ge(s->cack_psn, qp->snd_una) && mrcp_psn_lt(s->cack_psn, qp->next_psn)) {
-		acked = ack_through(e, qp, s->cack_psn, &newest_sent);
+		ack_through(e, qp, s->cack_psn, &newest_sent);
 		any_newest = newest_sent != 0;
 	}
 	/* 2. the bitmap (D26, D27); the RC baseline uses only the cumulative ACK */
@@ -518,7 +515,7 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 				continue;
 			if (en->charged)
 				undo_charge(e, qp, en, false);
-			acked += out_remove(qp, psn);
+			out_remove(qp, psn);
 			if (en->flags & SB_RTXQ) {
 				en->flags &= (uint8_t)~SB_RTXQ;
 				qp->n_rtxq--;
@@ -584,11 +581,12 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	}
 	in.pen = p->cc.rcv_cwnd_pen;
 	in.r_c = p->cc.r_c;
-	/* Inflight leaves by the scoreboard, never by newly_rcvd: that counts
-	 * duplicates (D19) and copies whose bytes a loss or an RTO round
+	/* Inflight left by the scoreboard above, never by newly_rcvd: that
+	 * counts duplicates (D19) and copies whose bytes a loss or an RTO round
 	 * already took out, and misses whatever a lost SACK reported. */
-	in.acked = acked;
-	qp->cc->ops->on_sack(qp->cc->priv, &in, e->now);
+	in.inflight = qp->cc->inflight;
+	if (qp->cc->ops->on_sack != NULL)
+		qp->cc->ops->on_sack(qp->cc->priv, &in, e->now);
 	/* 5. losses */
 	if (qp->mode == MRCP_MODE_MRC && any_newest)
 		infer_losses(e, qp, newest_sent);
@@ -631,21 +629,20 @@ void mrcp__req_on_nack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 				mrcp_ev_event(&qp->evs, evi, MRCP_EV_EVT_NACK_TRIMMED, e->now);
 		}
 		/* fall through */
-	case MRCP_NACK_TRIMMED_LASTHOP:
-		if (en->flags & SB_OUT)
-			qp->cc->ops->on_nack(qp->cc->priv, en->nominal, e->now);
+	case MRCP_NACK_TRIMMED_LASTHOP: {
+		bool was_out = en->flags & SB_OUT;
+
 		rtx_queue(qp, psn, CAUSE_NACK, 0);
+		if (was_out && qp->cc->ops->on_nack != NULL)
+			qp->cc->ops->on_nack(qp->cc->priv, en->nominal, qp->cc->inflight, e->now);
 		break;
+	}
 	case MRCP_NACK_PSN_OOR_WINDOW:
 		/* D35: hold until the window admits it; retry after a base RTT */
-		if (en->flags & SB_OUT && qp->cc->ops->on_forget != NULL)
-			qp->cc->ops->on_forget(qp->cc->priv, en->nominal);
 		rtx_queue(qp, psn, CAUSE_NACK, e->now + base_rtt);
 		break;
 	default:
 		/* NO_BITMAP, NO_PKT_BUFFER, NO_RESOURCE and unknown codes (D22, D35) */
-		if (en->flags & SB_OUT && qp->cc->ops->on_forget != NULL)
-			qp->cc->ops->on_forget(qp->cc->priv, en->nominal);
 		rtx_queue(qp, psn, CAUSE_NACK, e->now + base_rtt);
 		retry_bump(e, qp);
 		break;
@@ -701,11 +698,8 @@ void mrcp__req_complete(struct mrcp_engine *e, struct qp *qp)
 		/* the message is complete at the responder: its PSNs are done,
 		 * and any still in flight (their SACKs lost or late) leave
 		 * inflight here, as no SACK will take them out (D38) */
-		if (mrcp_psn_ge(w->last_psn, qp->snd_una)) {
-			uint64_t gone = ack_through(e, qp, w->last_psn, NULL);
-			if (gone != 0 && qp->cc->ops->on_forget != NULL)
-				qp->cc->ops->on_forget(qp->cc->priv, gone);
-		}
+		if (mrcp_psn_ge(w->last_psn, qp->snd_una))
+			ack_through(e, qp, w->last_psn, NULL);
 		if (w->flags & MRCP_WR_SIGNALED) {
 			mrcp__wqe_wc(qp, w, MRCP_WC_SUCCESS, &wc);
 			mrcp__cq_push(e, &wc);
@@ -838,20 +832,6 @@ uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp)
 	return d;
 }
 
-/* The nominal bytes in flight on @qp's QPCC: its own, plus those of every
- * other QP toward the peer that shares it (D53). */
-static uint64_t qpcc_outstanding(const struct mrcp_engine *e, const struct qp *qp)
-{
-	uint64_t sum = 0;
-
-	if (qp->cc->users <= 1 || qp->peer == NULL)
-		return qp->outstanding_bytes;
-	for (uint32_t s = qp->peer->qps_head; s != NIL; s = e->qps[s].peer_next)
-		if (e->qps[s].cc == qp->cc)
-			sum += e->qps[s].outstanding_bytes;
-	return sum;
-}
-
 /* An RTO round (§4.5): every expired packet goes again on a fresh EV, its
  * EV becomes ASSUMED_BAD, and k grows. */
 static void rto_round(struct mrcp_engine *e, struct qp *qp)
@@ -912,9 +892,10 @@ static void rto_round(struct mrcp_engine *e, struct qp *qp)
 	uint8_t b = qp->k >= qp->linear_cnt ? (uint8_t)(qp->k - qp->linear_cnt + 1) : 0;
 	uint64_t period = b >= 40 ? ONE_SECOND_NS : qp->T_ns << b;
 	bool count = qp->k == 0 || e->now - qp->rto_bump_ns >= (period < ONE_SECOND_NS ? period : ONE_SECOND_NS);
-	/* §6.1 re-sync, to what every QP of the QPCC has in flight (D53): this
-	 * QP's total alone would wipe the others' bytes */
-	qp->cc->ops->on_timeout(qp->cc->priv, qpcc_outstanding(e, qp), e->now);
+	/* §6.1: the expired packets left the QPCC's inflight above; what the
+	 * other QPs of the QPCC (D53) have in flight stays in it */
+	if (qp->cc->ops->on_timeout != NULL)
+		qp->cc->ops->on_timeout(qp->cc->priv, qp->cc->inflight, e->now);
 	if (count) {
 		qp->rto_bump_ns = e->now;
 		retry_bump(e, qp);
@@ -970,11 +951,8 @@ void mrcp__req_port_down(struct mrcp_engine *e, struct qp *qp, uint8_t port)
 	while (psn != NIL) {
 		struct sb_entry *en = sb_at(qp, psn);
 		uint32_t next = en->next;
-		if (en->port == port) {
-			if (qp->cc->ops->on_forget != NULL)
-				qp->cc->ops->on_forget(qp->cc->priv, en->nominal);
+		if (en->port == port)
 			rtx_queue(qp, psn, CAUSE_PORT, 0);
-		}
 		psn = next;
 	}
 	(void)e;

@@ -39,8 +39,11 @@
 #define CC_OOO_MASK	0x7FFFu
 #define CC_RC		0x80u
 #define CC_PEN_MASK	0x7Fu
-/* ERTH/EETH.flags: prologue(7) rsvd(6:2) op(1:0) */
+/* ERTH.flags: prologue(7) rsvd(6:2) op(1:0).
+ * EETH.flags: prologue(7) rsvd(6) op(5:4) rsvd(3:0) (§3.6): a reserved bit on
+ * each side of op, not ERTH's position. */
 #define EP_OP_MASK	0x3u
+#define EETH_OP_SHIFT	4
 
 #define U24_MAX		0xFFFFFFu
 
@@ -546,7 +549,7 @@ int mrcp_eeth_encode(const struct mrcp_eeth *h, void *buf, size_t cap)
 	if (cap < sizeof(*w))
 		return -ENOBUFS;
 	w->prologue = 0; /* D14 */
-	w->flags = h->op;
+	w->flags = (uint8_t)(h->op << EETH_OP_SHIFT);
 	w->rx_port = h->rx_port;
 	w->status = h->status;
 	mrcp_put_be32(w->port_status_mask, h->port_status_mask);
@@ -565,8 +568,8 @@ int mrcp_eeth_decode(const void *buf, size_t len, struct mrcp_eeth *h)
 
 	if (len < sizeof(*w))
 		return -EBADMSG;
-	op = w->flags & EP_OP_MASK;
-	if (op > MRCP_EP_EV_PROBE)
+	op = w->flags >> EETH_OP_SHIFT & EP_OP_MASK;
+	if (op > MRCP_EP_EV_PROBE) /* §3.6: ops 2 and 3 are undefined */
 		return -EBADMSG;
 	h->op = op;
 	h->rx_port = w->rx_port;

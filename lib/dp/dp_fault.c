@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "mrcp_bytes.h"
+#include "mrcp_csum.h"
 #include "mrcp_frame.h"
+#include "mrcp_heap.h"
 #include "mrcp_prng.h"
 #include "mrcp_seq.h"
 #include "mrcp_wire.h"
@@ -363,19 +365,6 @@ static int locate(uint8_t *f, size_t len, struct loc *lo)
 	return 0;
 }
 
-/* RFC 1071 checksum over the IPv4 header, options included. */
-static void ipv4_csum_fix(uint8_t *ip, size_t ihl)
-{
-	uint32_t sum = 0;
-
-	ip[10] = ip[11] = 0;
-	for (size_t i = 0; i < ihl; i += 2)
-		sum += mrcp_get_be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xFFFFu) + (sum >> 16);
-	mrcp_put_be16(ip + 10, (uint16_t)~sum);
-}
-
 /* Traffic class / TOS byte of the outer IP header: read and write. */
 static uint8_t tos_get(const struct loc *lo)
 {
@@ -388,7 +377,7 @@ static void tos_set(const struct loc *lo, uint8_t tos)
 {
 	if (lo->v4) {
 		lo->ip[1] = tos;
-		ipv4_csum_fix(lo->ip, lo->ihl);
+		mrcp_csum_ipv4_set(lo->ip, lo->ihl);
 	} else {
 		lo->ip[0] = (uint8_t)((lo->ip[0] & 0xF0) | tos >> 4);
 		lo->ip[1] = (uint8_t)((lo->ip[1] & 0x0F) | (tos & 0x0F) << 4);
@@ -463,16 +452,9 @@ int mrcd_fault_ecn_mark(uint8_t *frame, size_t len)
 
 /* ---- the delay queue ---------------------------------------------------------------- */
 
-struct dq_entry {
-	uint64_t release_ns;
-	uint64_t seq;   /* push order: breaks ties FIFO */
-	void *pkt;
-};
-
 struct mrcd_delayq {
-	unsigned cap, n;
-	uint64_t next_seq;
-	struct dq_entry heap[]; /* heap[0] leaves first */
+	struct mrcp_heap h;          /* payload: val.ptr = the packet */
+	struct mrcp_heap_ent ent[];  /* the heap's storage, sized at creation */
 };
 
 #define DELAYQ_CAP_MAX (1u << 24)
@@ -483,10 +465,10 @@ int mrcd_delayq_create(unsigned cap, struct mrcd_delayq **out)
 
 	if (cap == 0 || cap > DELAYQ_CAP_MAX)
 		return -EINVAL;
-	q = calloc(1, sizeof(*q) + (size_t)cap * sizeof(q->heap[0]));
+	q = calloc(1, sizeof(*q) + (size_t)cap * sizeof(q->ent[0]));
 	if (q == NULL)
 		return -ENOMEM;
-	q->cap = cap;
+	mrcp_heap_init(&q->h, q->ent, cap);
 	*out = q;
 	return 0;
 }
@@ -496,84 +478,42 @@ void mrcd_delayq_destroy(struct mrcd_delayq *q)
 	free(q);
 }
 
-static bool dq_before(const struct dq_entry *a, const struct dq_entry *b)
-{
-	if (a->release_ns != b->release_ns)
-		return mrcp_time_lt(a->release_ns, b->release_ns);
-	return a->seq < b->seq; /* 64-bit push counter: never wraps in practice */
-}
-
 int mrcd_delayq_push(struct mrcd_delayq *q, void *pkt, uint64_t release_ns)
 {
-	struct dq_entry e = {release_ns, q->next_seq, pkt};
-	unsigned i;
+	struct mrcp_heap_ent e = {.t = release_ns, .val.ptr = pkt};
 
-	if (q->n == q->cap)
-		return -ENOSPC;
-	q->next_seq++;
-	/* Sift up: move parents down until @e fits. */
-	for (i = q->n++; i > 0; ) {
-		unsigned parent = (i - 1) / 2;
-
-		if (!dq_before(&e, &q->heap[parent]))
-			break;
-		q->heap[i] = q->heap[parent];
-		i = parent;
-	}
-	q->heap[i] = e;
-	return 0;
-}
-
-/* Remove the root and return its packet; @q is not empty. */
-static void *dq_pop(struct mrcd_delayq *q)
-{
-	void *pkt = q->heap[0].pkt;
-	struct dq_entry last = q->heap[--q->n];
-	unsigned i = 0;
-
-	/* Sift down the last entry from the root. */
-	for (;;) {
-		unsigned child = 2 * i + 1;
-
-		if (child >= q->n)
-			break;
-		if (child + 1 < q->n && dq_before(&q->heap[child + 1], &q->heap[child]))
-			child++;
-		if (!dq_before(&q->heap[child], &last))
-			break;
-		q->heap[i] = q->heap[child];
-		i = child;
-	}
-	if (q->n > 0)
-		q->heap[i] = last;
-	return pkt;
+	return mrcp_heap_push(&q->h, &e);
 }
 
 unsigned mrcd_delayq_pop_due(struct mrcd_delayq *q, uint64_t now_ns, void **pkts,
 			     unsigned max)
 {
+	struct mrcp_heap_ent e;
 	unsigned k = 0;
 
-	while (k < max && q->n > 0 && mrcp_time_le(q->heap[0].release_ns, now_ns))
-		pkts[k++] = dq_pop(q);
+	while (k < max && q->h.n > 0 && mrcp_time_le(q->h.ent[0].t, now_ns)) {
+		mrcp_heap_pop(&q->h, &e);
+		pkts[k++] = e.val.ptr;
+	}
 	return k;
 }
 
 unsigned mrcd_delayq_drain(struct mrcd_delayq *q, void **pkts, unsigned max)
 {
+	struct mrcp_heap_ent e;
 	unsigned k = 0;
 
-	while (k < max && q->n > 0)
-		pkts[k++] = dq_pop(q);
+	while (k < max && mrcp_heap_pop(&q->h, &e))
+		pkts[k++] = e.val.ptr;
 	return k;
 }
 
 uint64_t mrcd_delayq_next(const struct mrcd_delayq *q)
 {
-	return q->n ? q->heap[0].release_ns : UINT64_MAX;
+	return mrcp_heap_next_t(&q->h);
 }
 
 unsigned mrcd_delayq_count(const struct mrcd_delayq *q)
 {
-	return q->n;
+	return q->h.n;
 }

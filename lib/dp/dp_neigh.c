@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mrcp_bytes.h"
+#include "mrcp_csum.h"
 #include "mrcp_frame.h"
 
 #define ETH_P_IPV4 0x0800u
@@ -150,39 +151,13 @@ static bool ip6_is_solicited_node_of(const uint8_t *dst, const uint8_t *addr)
 
 /* ---- checksums (RFC 1071) ------------------------------------------------- */
 
-/* Add @len bytes as big-endian 16-bit words; an odd last byte is padded.
- * Only the last chunk of a sum may have an odd length. */
-static uint64_t csum_add(uint64_t sum, const uint8_t *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += mrcp_get_be16(p + i);
-	if (i < len)
-		sum += (uint64_t)p[i] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint64_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xFFFFu) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /* Over the IPv6 pseudo-header (RFC 8200 8.1) and @len bytes of ICMPv6.
  * 0 when verifying a message that carries a correct checksum. */
 static uint16_t icmp6_csum(const uint8_t *src, const uint8_t *dst, const uint8_t *msg, size_t len)
 {
-	uint8_t tail[8] = {0};
-	uint64_t sum = 0;
+	uint64_t sum = mrcp_csum_pseudo(src, dst, 16, PROTO_ICMPV6, (uint32_t)len);
 
-	mrcp_put_be32(tail, (uint32_t)len);
-	tail[7] = PROTO_ICMPV6;
-	sum = csum_add(sum, src, 16);
-	sum = csum_add(sum, dst, 16);
-	sum = csum_add(sum, tail, sizeof(tail));
-	return csum_fold(csum_add(sum, msg, len));
+	return mrcp_csum_fold(mrcp_csum_add(sum, msg, len));
 }
 
 /* ---- the table ------------------------------------------------------------ */
@@ -782,7 +757,7 @@ static enum mrcd_l2_verdict ip4_input(struct rx *r)
 	/* ICMP to us from here on. */
 	size_t ihl = (size_t)(p[0] & 0x0f) * 4, tot = mrcp_get_be16(p + 2);
 	if (p[0] >> 4 != 4 || ihl < MRCP_IPV4_HLEN || tot < ihl || tot > avail ||
-	    csum_fold(csum_add(0, p, ihl)) != 0)
+	    mrcp_csum(p, ihl) != 0)
 		return malformed(r);
 	if (mrcp_get_be16(p + 6) & IPV4_FRAG_MASK)
 		return MRCD_L2_NOT_MINE; /* a fragment: nothing here reassembles */
@@ -792,7 +767,7 @@ static enum mrcd_l2_verdict ip4_input(struct rx *r)
 		return malformed(r);
 	if (m[0] != ICMP_ECHO_REQUEST)
 		return MRCD_L2_NOT_MINE;
-	if (m[1] != 0 || csum_fold(csum_add(0, m, mlen)) != 0 || ip4_is_bad_source(p + 12) ||
+	if (m[1] != 0 || mrcp_csum(m, mlen) != 0 || ip4_is_bad_source(p + 12) ||
 	    !mac_is_unicast(r->f + 6))
 		return malformed(r);
 
@@ -809,15 +784,14 @@ static enum mrcd_l2_verdict ip4_input(struct rx *r)
 	mrcp_put_be16(q + 6, 0);
 	q[8] = ECHO_TTL;
 	q[9] = PROTO_ICMP;
-	mrcp_put_be16(q + 10, 0);
 	memcpy(q + 12, c->v4, 4);
 	memcpy(q + 16, p + 12, 4);
-	mrcp_put_be16(q + 10, csum_fold(csum_add(0, q, MRCP_IPV4_HLEN)));
+	mrcp_csum_ipv4_set(q, MRCP_IPV4_HLEN);
 	uint8_t *om = q + MRCP_IPV4_HLEN;
 	memcpy(om, m, mlen);
 	om[0] = ICMP_ECHO_REPLY;
 	mrcp_put_be16(om + 2, 0);
-	mrcp_put_be16(om + 2, csum_fold(csum_add(0, om, mlen)));
+	mrcp_put_be16(om + 2, mrcp_csum(om, mlen));
 	*r->out_len = pad_frame(o, hl + MRCP_IPV4_HLEN + mlen, r->tag);
 	r->ps->c.icmp_echo++;
 	return MRCD_L2_REPLY;

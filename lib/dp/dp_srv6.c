@@ -1,4 +1,4 @@
-/* dp_srv6.c - SRv6 uSID paths from templates and EVs (brief §2.3, D8). */
+/* dp_srv6.c - SRv6 uSID paths from templates and EVs (§2.3, D8). */
 #include <string.h>
 
 #include "dp_srv6.h"

@@ -1,4 +1,4 @@
-/* dp_srv6.h - the outer destination of an SRv6 frame (brief §2.3, D8).
+/* dp_srv6.h - the outer destination of an SRv6 frame (§2.3, D8).
  *
  * In SRv6 mode the outer IPv6 DA is the path: a 32-bit locator block, then
  * up to six 16-bit uSIDs (F3216, one per switch), then zeros. Each

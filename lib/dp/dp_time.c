@@ -1,4 +1,4 @@
-/* dp_time.c - the daemon's one clock (docs/style.md practice 2): TSC cycles
+/* dp_time.c - the daemon's one clock (architecture.md §4): TSC cycles
  * to nanoseconds since mrcd_dp_time_init(). Every worker iteration reads it
  * once and passes the value to the engine. */
 #include <rte_cycles.h>

@@ -1,4 +1,4 @@
-/* test_dp_srv6.c - SRv6 outer destinations (brief §2.3, D8): the F3216 layout,
+/* test_dp_srv6.c - SRv6 outer destinations (§2.3, D8): the F3216 layout,
  * the plane in every uSID, the uplink in one, and the longest-prefix row. */
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * the arena header, the fixed-size ring element types, the SPSC ring, the
  * registered-region table and the attach-time validation. It owns layout and
  * ordering only; it never maps, allocates, blocks or prints. Depends only on
- * libc and <stdatomic.h> (docs/style.md practice 15; docs/shm.md).
+ * libc and <stdatomic.h> (architecture.md §1; docs/shm.md).
  *
  * Arena layout (every position is a byte offset from the arena base; nothing
  * in the segment is a pointer, so it works at any address, in a memfd or a

@@ -104,7 +104,7 @@ static bool same_pkt(const struct mrcp_pkt *a, const struct mrcp_pkt *b)
 	       (a->payload_len == 0 || memcmp(a->payload, b->payload, a->payload_len) == 0);
 }
 
-/* The header set the opcode and ts flag call for (brief §3.1, D13). */
+/* The header set the opcode and ts flag call for (§3.1, D13). */
 static uint32_t want_hdrs(const struct mrcp_bth *bth)
 {
 	return mrcp_opcode_hdrs(bth->opcode) | (bth->ts ? (uint32_t)MRCP_HDR_TSETH : 0);

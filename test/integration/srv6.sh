@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# srv6.sh - two daemons over four memif planes in IPv6 with SRv6 on (brief
-# §2.3, D8): every MRC frame leaves with an outer IPv6 header whose DA is
+# srv6.sh - two daemons over four memif planes in IPv6 with SRv6 on
+# (§2.3, D8): every MRC frame leaves with an outer IPv6 header whose DA is
 # the EV's uSID path, the receiver decapsulates it, checks the ICRC from the
 # inner header and places the data; neighbours resolve by NDP.
 source "$(dirname "$0")/lib.sh"

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "mrcp_bytes.h"
+#include "mrcp_csum.h"
+#include "mrcp_heap.h"
 #include "mrcp_prng.h"
 #include "mrcp_wire.h"
 
@@ -21,12 +23,12 @@
 #define BURST_MAX 64u
 #define IP_OFF MRCP_ETH_HLEN         /* frames are built without VLAN tags */
 #define NONE UINT32_MAX              /* end of a packet list */
-/* Brief §2.1: a trim keeps Ethernet .. RETH; after the BTH that is
+/* §2.1: a trim keeps Ethernet .. RETH; after the BTH that is
  * METH + TSETH + RETH (ImmDt comes after RETH and goes). */
 #define TRIM_MRC_KEEP (sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) + \
 		       sizeof(struct mrcp_tseth_wire) + sizeof(struct mrcp_reth_wire))
 
-/* Event kinds, in the low bits of struct event.seqk. */
+/* Event kinds (struct mrcp_heap_ent.kind). */
 enum {
 	EVK_NIC_DONE = 0, /* arg: packet; left the source NIC -> path stage */
 	EVK_ARRIVE,       /* arg: packet; reached the destination downlink */
@@ -36,16 +38,10 @@ enum {
 	EVK_ROOM,         /* arg: node * FABRIC_MAX_PLANES + plane: TX room check */
 	EVK_ACTION,       /* arg: index into f->acts */
 };
-#define EVK_BITS 3u
 
-/* Heap entry; ordered by (t, seqk), and seqk = seq << EVK_BITS | kind, so
- * ties break by insertion order (practice 4). */
-struct event {
-	uint64_t t;               /* ns */
-	uint64_t seqk;
-	uint32_t arg;
-	uint32_t gen;             /* EVK_TIMER: the node's timer generation */
-};
+/* Events are struct mrcp_heap_ent: t in ns, kind, arg as above, val.u64 =
+ * EVK_TIMER: the node's timer generation. Ties leave in push order
+ * (practice 4). */
 
 enum {
 	PKT_DUP = 1u << 0,        /* the extra copy of a duplication */
@@ -122,10 +118,8 @@ struct fabric {
 	uint64_t seed;
 	struct mrcp_prng prng;
 	uint64_t now;             /* ns */
-	uint64_t seq;             /* next event insertion number */
 
-	struct event *heap;
-	uint32_t heap_n, heap_cap;
+	struct mrcp_heap evq;      /* storage sized at create, grown if ever full */
 
 	struct pkt *pkts;
 	uint8_t *bufs;            /* pool_pkts x frame_bytes */
@@ -257,64 +251,25 @@ static void trace_pkt(struct fabric *f, const char *what, const struct pkt *p)
 	      p->flags & PKT_DUP ? " dup" : "", p->flags & PKT_TRIMMED ? " trimmed" : "");
 }
 
-/* ---- event heap (binary, min on (t, seqk)) ----------------------------------- */
-
-static bool ev_before(const struct event *a, const struct event *b)
-{
-	return a->t < b->t || (a->t == b->t && a->seqk < b->seqk);
-}
+/* ---- event queue ------------------------------------------------------------ */
 
 static void push(struct fabric *f, uint64_t t, unsigned kind, uint32_t arg, uint32_t gen)
 {
-	struct event e = {.t = t, .seqk = f->seq++ << EVK_BITS | kind, .arg = arg, .gen = gen};
-	uint32_t i;
+	struct mrcp_heap_ent e = {.t = t, .val.u64 = gen, .arg = arg, .kind = kind};
 
-	if (f->heap_n == f->heap_cap) {
-		/* Grows only until the working set is reached; sized at create
-		 * for one event per pool packet, so this is rare. */
-		uint32_t cap = f->heap_cap * 2;
-		struct event *h = realloc(f->heap, (size_t)cap * sizeof(*h));
+	if (mrcp_heap_push(&f->evq, &e) == 0)
+		return;
+	/* Grows only until the working set is reached; sized at create
+	 * for one event per pool packet, so this is rare. */
+	uint32_t cap = f->evq.cap * 2;
+	struct mrcp_heap_ent *h = realloc(f->evq.ent, (size_t)cap * sizeof(*h));
 
-		if (!h) {
-			fprintf(stderr, "fabric: out of memory for the event heap\n");
-			abort();
-		}
-		f->heap = h;
-		f->heap_cap = cap;
+	if (!h) {
+		fprintf(stderr, "fabric: out of memory for the event heap\n");
+		abort();
 	}
-	i = f->heap_n++;
-	while (i > 0) {
-		uint32_t up = (i - 1) / 2;
-
-		if (!ev_before(&e, &f->heap[up]))
-			break;
-		f->heap[i] = f->heap[up];
-		i = up;
-	}
-	f->heap[i] = e;
-}
-
-static struct event pop(struct fabric *f)
-{
-	struct event top = f->heap[0];
-	struct event last = f->heap[--f->heap_n];
-	uint32_t i = 0, n = f->heap_n;
-
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && ev_before(&f->heap[c + 1], &f->heap[c]))
-			c++;
-		if (!ev_before(&f->heap[c], &last))
-			break;
-		f->heap[i] = f->heap[c];
-		i = c;
-	}
-	if (n > 0)
-		f->heap[i] = last;
-	return top;
+	mrcp_heap_resize(&f->evq, h, cap);
+	(void)mrcp_heap_push(&f->evq, &e);
 }
 
 /* ---- packet pool ---------------------------------------------------------- */
@@ -344,18 +299,6 @@ static struct pkt *pkt_clone(struct fabric *f, const struct pkt *p)
 
 /* ---- frame surgery ---------------------------------------------------------- */
 
-static void ipv4_csum_fix(uint8_t *ip)
-{
-	uint32_t sum = 0;
-
-	ip[10] = ip[11] = 0;
-	for (unsigned i = 0; i < MRCP_IPV4_HLEN; i += 2)
-		sum += mrcp_get_be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xFFFFu) + (sum >> 16);
-	mrcp_put_be16(ip + 10, (uint16_t)~sum);
-}
-
 /* Rewrite DSCP and ECN in the frame, as a switch does (the ICRC masks them). */
 static void set_tos(struct fabric *f, struct pkt *p, uint8_t dscp, uint8_t ecn)
 {
@@ -366,7 +309,7 @@ static void set_tos(struct fabric *f, struct pkt *p, uint8_t dscp, uint8_t ecn)
 	p->ecn = ecn;
 	if (p->l3 == MRCP_FRAME_IPV4) {
 		ip[1] = tos;
-		ipv4_csum_fix(ip);
+		mrcp_csum_ipv4_set(ip, MRCP_IPV4_HLEN);
 	} else {
 		ip[0] = (uint8_t)((ip[0] & 0xF0) | tos >> 4);
 		ip[1] = (uint8_t)((ip[1] & 0x0F) | (uint8_t)(tos << 4));
@@ -997,12 +940,11 @@ static void action_event(struct fabric *f, uint32_t idx)
 		sel_foreach(f, &a.sel, action_fn, &a);
 }
 
-static void dispatch(struct fabric *f, const struct event *e)
+static void dispatch(struct fabric *f, const struct mrcp_heap_ent *e)
 {
-	unsigned kind = (unsigned)(e->seqk & ((1u << EVK_BITS) - 1));
 	struct node *n;
 
-	switch (kind) {
+	switch (e->kind) {
 	case EVK_NIC_DONE:
 		path_stage(f, &f->pkts[e->arg]);
 		break;
@@ -1018,7 +960,7 @@ static void dispatch(struct fabric *f, const struct event *e)
 		break;
 	case EVK_TIMER:
 		n = &f->nodes[e->arg];
-		if (e->gen != n->timer_gen)
+		if (e->val.u64 != n->timer_gen)
 			break; /* superseded */
 		n->timer_at = UINT64_MAX;
 		node_service(f, e->arg);
@@ -1041,16 +983,17 @@ uint64_t fabric_now(const struct fabric *f)
 
 uint64_t fabric_next_event(const struct fabric *f)
 {
-	return f->heap_n ? f->heap[0].t : UINT64_MAX;
+	return mrcp_heap_next_t(&f->evq);
 }
 
 uint64_t fabric_run_until(struct fabric *f, uint64_t t_ns)
 {
 	uint64_t n = 0;
 
-	while (f->heap_n && f->heap[0].t <= t_ns) {
-		struct event e = pop(f);
+	struct mrcp_heap_ent e;
 
+	while (f->evq.n && f->evq.ent[0].t <= t_ns) {
+		mrcp_heap_pop(&f->evq, &e);
 		f->now = e.t;
 		dispatch(f, &e);
 		n++;
@@ -1063,16 +1006,16 @@ uint64_t fabric_run_until(struct fabric *f, uint64_t t_ns)
 int fabric_run_while(struct fabric *f, bool (*pred)(void *ctx), void *ctx, uint64_t deadline_ns)
 {
 	for (;;) {
-		struct event e;
+		struct mrcp_heap_ent e;
 
 		if (!pred(ctx))
 			return 0;
-		if (!f->heap_n || f->heap[0].t > deadline_ns) {
+		if (!f->evq.n || f->evq.ent[0].t > deadline_ns) {
 			if (deadline_ns > f->now)
 				f->now = deadline_ns;
 			return -ETIMEDOUT;
 		}
-		e = pop(f);
+		mrcp_heap_pop(&f->evq, &e);
 		f->now = e.t;
 		dispatch(f, &e);
 	}
@@ -1129,6 +1072,7 @@ int fabric_create(const struct fabric_cfg *c, uint64_t seed, struct fabric **out
 {
 	struct fabric *f;
 	size_t n_paths;
+	uint32_t evq_cap;
 
 	if (c->max_nodes < 1 || c->max_nodes > FABRIC_MAX_NODES || c->n_planes < 1 ||
 	    c->n_planes > FABRIC_MAX_PLANES || c->n_paths < 1 || c->n_paths > FABRIC_MAX_PATHS ||
@@ -1149,9 +1093,9 @@ int fabric_create(const struct fabric_cfg *c, uint64_t seed, struct fabric **out
 	f->pkts = calloc(c->pool_pkts, sizeof(*f->pkts));
 	f->bufs = malloc((size_t)c->pool_pkts * c->frame_bytes);
 	f->free_stack = malloc((size_t)c->pool_pkts * sizeof(*f->free_stack));
-	f->heap_cap = c->pool_pkts + 4u * FABRIC_MAX_NODES + 64u;
-	f->heap = malloc((size_t)f->heap_cap * sizeof(*f->heap));
-	if (!f->paths || !f->pkts || !f->bufs || !f->free_stack || !f->heap) {
+	evq_cap = c->pool_pkts + 4u * FABRIC_MAX_NODES + 64u;
+	mrcp_heap_init(&f->evq, malloc((size_t)evq_cap * sizeof(struct mrcp_heap_ent)), evq_cap);
+	if (!f->paths || !f->pkts || !f->bufs || !f->free_stack || !f->evq.ent) {
 		fabric_destroy(f);
 		return -ENOMEM;
 	}
@@ -1173,7 +1117,7 @@ void fabric_destroy(struct fabric *f)
 	free(f->pkts);
 	free(f->bufs);
 	free(f->free_stack);
-	free(f->heap);
+	free(f->evq.ent);
 	free(f->rules);
 	free(f->acts);
 	free(f);

@@ -25,7 +25,7 @@
  * Serialisation counts the frame bytes (Ethernet header .. ICRC; no
  * preamble, FCS or inter-frame gap).
  *
- * Determinism (docs/style.md practice 4): all randomness comes from one
+ * Determinism (architecture.md §5): all randomness comes from one
  * mrcp_prng seeded by the fabric seed; events run in (time, insertion
  * sequence) order from one binary heap; probabilities that are 0 draw
  * nothing. The same seed and the same calls replay a run exactly.
@@ -107,7 +107,7 @@ struct fabric_cfg {
 	uint8_t dscp_trimmed;     /**< DSCP a fabric trim sets (D23: 11) */
 	uint8_t dscp_trimmed_lasthop; /**< DSCP a last-hop trim sets (D23: 13) */
 	uint32_t trim_keep_bytes; /**< frame bytes a trim keeps; 0 = through
-				   *   RETH (brief §2.1: Eth + IP + UDP + BTH +
+				   *   RETH (§2.1: Eth + IP + UDP + BTH +
 				   *   METH + TSETH + RETH) */
 	uint32_t ecmp_salt;       /**< mixed into the ECMP hash (not the seed,
 				   *   so paths stay put when the seed changes) */

@@ -1,5 +1,7 @@
-/* test_cc.c - unit tests for lib/core/cc.c (the CC registry, D56) and
- * lib/core/cc_fixed.c (the constant-window algorithm), in source order. */
+/* test_cc.c - unit tests for lib/core/cc.c (the CC registry, D56), the
+ * window rule of mrcp_cc.h and lib/core/cc_fixed.c (the constant-window
+ * algorithm), in source order. The engine's inflight count is tested in
+ * test_req.c and test_engine.c. */
 #include "mrcp_cc.h"
 #include "mrcp_test.h"
 
@@ -39,18 +41,13 @@ TEST(cc, mrcp_cc_register__adds_in_order)
 
 TEST(cc, mrcp_cc_register__rejects_each_missing_mandatory_hook)
 {
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 3; i++) {
 		struct mrcp_cc_registry r = {0};
 		struct mrcp_cc_ops o = ops_named("x");
 
 		switch (i) {
 		case 0: o.init = NULL; break;
-		case 1: o.on_send = NULL; break;
-		case 2: o.on_sack = NULL; break;
-		case 3: o.on_nack = NULL; break;
-		case 4: o.on_loss = NULL; break;
-		case 5: o.on_timeout = NULL; break;
-		case 6: o.can_send = NULL; break;
+		case 1: o.cwnd = NULL; break;
 		default: o.stats = NULL; break;
 		}
 		ASSERT_EQ(-EINVAL, mrcp_cc_register(&r, &o));
@@ -58,14 +55,27 @@ TEST(cc, mrcp_cc_register__rejects_each_missing_mandatory_hook)
 	}
 }
 
+static void any_sack(void *st, const struct mrcp_cc_sack *s, uint64_t now_ns)
+{
+	(void)st;
+	(void)s;
+	(void)now_ns;
+}
+
 TEST(cc, mrcp_cc_register__optional_hooks_may_be_null)
 {
 	struct mrcp_cc_registry r = {0};
-	struct mrcp_cc_ops o = ops_named("x");
+	struct mrcp_cc_ops o = ops_named("x"), with = ops_named("y");
 
+	/* every signal hook and release: an algorithm may ignore them all */
+	o.on_sack = NULL;
+	o.on_nack = NULL;
+	o.on_loss = NULL;
+	o.on_timeout = NULL;
 	o.release = NULL;
-	o.on_forget = NULL;
 	ASSERT_EQ(0, mrcp_cc_register(&r, &o));
+	with.on_sack = any_sack;
+	ASSERT_EQ(0, mrcp_cc_register(&r, &with));
 }
 
 TEST(cc, mrcp_cc_register__rejects_bad_names_and_null)
@@ -146,6 +156,30 @@ TEST(cc, mrcp_cc_register_builtin__nscc_then_fixed)
 	ASSERT_EQ(r.n, 2);
 }
 
+/* ---- mrcp_cc_window_open (mrcp_cc.h) ------------------------------------ */
+
+TEST(cc, mrcp_cc_window_open__inflight_plus_packet_within_cwnd)
+{
+	ASSERT_TRUE(mrcp_cc_window_open(0, 225000, 1000000)); /* empty pipe */
+	ASSERT_TRUE(mrcp_cc_window_open(220000, 225000, 5000));
+	ASSERT_FALSE(mrcp_cc_window_open(220000, 225000, 5001));
+	ASSERT_TRUE(mrcp_cc_window_open(6000, 10000, 4000));
+	ASSERT_FALSE(mrcp_cc_window_open(6000, 10000, 4001));
+}
+
+TEST(cc, mrcp_cc_window_open__a_residue_below_one_packet_never_blocks)
+{
+	/* less than one packet in flight never blocks: with the window at one
+	 * packet a residue must not block the next packet (it deadlocked RC
+	 * QPs in the simulator), and a window below one packet still moves
+	 * one packet at a time */
+	ASSERT_FALSE(mrcp_cc_window_open(4176, 4176, 4176));
+	ASSERT_TRUE(mrcp_cc_window_open(80, 4176, 4176));
+	ASSERT_TRUE(mrcp_cc_window_open(0, 1000, 4136));
+	ASSERT_FALSE(mrcp_cc_window_open(4136, 1000, 1));
+	ASSERT_TRUE(mrcp_cc_window_open(4135, 1000, 4136));
+}
+
 /* ---- cc_fixed.c --------------------------------------------------------- */
 
 static struct mrcp_cc_params p100(void)
@@ -181,7 +215,6 @@ TEST(cc, fixed_init__default_is_1_5_bdp)
 	struct mrcp_cc_params p = p100();
 
 	ASSERT_U64_EQ(fst(fixed_new(&p)).cwnd, 225000);
-	ASSERT_U64_EQ(fst(priv.bytes).inflight, 0);
 	ASSERT_U64_EQ(fst(priv.bytes).base_rtt_ns, 12000);
 	p.link_bps = 400000000000ull;
 	ASSERT_U64_EQ(fst(fixed_new(&p)).cwnd, 900000);
@@ -213,85 +246,28 @@ TEST(cc, fixed_init__rejects_unusable_params)
 	ASSERT_EQ(-EINVAL, mrcp_cc_fixed.init(priv.bytes, &p, T0));
 }
 
-TEST(cc, fixed_on_send__and_on_sack_account_inflight)
-{
-	struct mrcp_cc_params p = p100();
-	void *s = fixed_new(&p);
-	struct mrcp_cc_sack k = { .newly_rcvd = 9000, .acked = 3000, .rtt_valid = true, .rtt_ns = 12000 };
-
-	mrcp_cc_fixed.on_send(s, 4136, T0);
-	mrcp_cc_fixed.on_send(s, 4136, T0 + 1);
-	ASSERT_U64_EQ(fst(s).inflight, 8272);
-	/* inflight falls by the scoreboard's acked bytes, not by rcvd_bytes */
-	mrcp_cc_fixed.on_sack(s, &k, T0 + 100);
-	ASSERT_U64_EQ(fst(s).inflight, 5272);
-	k.acked = 100000; /* clamps at zero */
-	mrcp_cc_fixed.on_sack(s, &k, T0 + 200);
-	ASSERT_U64_EQ(fst(s).inflight, 0);
-}
-
-TEST(cc, fixed_on_sack__ignores_every_signal)
-{
-	struct mrcp_cc_params p = p100();
-	void *s = fixed_new(&p);
-	struct mrcp_cc_sack k = {
-		.newly_rcvd = 50000, .ecn = true, .rtt_valid = true,
-		.rtt_ns = 1000000, .pen = 127,
-	};
-
-	for (int i = 0; i < 50; i++)
-		mrcp_cc_fixed.on_sack(s, &k, T0 + 100 + 12000u * (unsigned)i);
-	k.pen = 0;
-	k.r_c = true;
-	mrcp_cc_fixed.on_sack(s, &k, T0 + 1000000);
-	mrcp_cc_fixed.on_nack(s, 4136, T0 + 1000001);
-	mrcp_cc_fixed.on_loss(s, 4136, T0 + 1000002);
-	mrcp_cc_fixed.on_timeout(s, 0, T0 + 1000003);
-	ASSERT_U64_EQ(fst(s).cwnd, 225000);
-	ASSERT_U64_EQ(fst(s).md_events + fst(s).qa_events + fst(s).pen_events, 0);
-}
-
-TEST(cc, fixed_on_nack__and_on_loss_leave_inflight)
+TEST(cc, fixed_cwnd__is_the_constant_window)
 {
 	struct mrcp_cc_params p = p100();
 	void *s = fixed_new(&p);
 
-	mrcp_cc_fixed.on_send(s, 10000, T0);
-	mrcp_cc_fixed.on_nack(s, 4136, T0 + 1);
-	ASSERT_U64_EQ(fst(s).inflight, 5864);
-	mrcp_cc_fixed.on_loss(s, 4136, T0 + 2);
-	ASSERT_U64_EQ(fst(s).inflight, 1728);
-	mrcp_cc_fixed.on_loss(s, 4136, T0 + 3);
-	ASSERT_U64_EQ(fst(s).inflight, 0);
-}
-
-TEST(cc, fixed_on_timeout__resyncs_inflight)
-{
-	struct mrcp_cc_params p = p100();
-	void *s = fixed_new(&p);
-
-	mrcp_cc_fixed.on_send(s, 10000, T0);
-	mrcp_cc_fixed.on_timeout(s, 7000, T0 + 100);
-	ASSERT_U64_EQ(fst(s).inflight, 7000);
-	mrcp_cc_fixed.on_timeout(s, 9000, T0 + 200);
-	ASSERT_U64_EQ(fst(s).inflight, 9000);
-}
-
-TEST(cc, fixed_can_send__window_and_empty_pipe)
-{
-	struct mrcp_cc_params p = p100();
-	void *s;
-
-	p.fixed_cwnd = 1000; /* smaller than one packet */
+	ASSERT_U64_EQ(mrcp_cc_fixed.cwnd(s), 225000);
+	p.fixed_cwnd = 1000; /* smaller than one packet: the rule copes */
 	s = fixed_new(&p);
-	ASSERT_TRUE(mrcp_cc_fixed.can_send(s, 4136));
-	mrcp_cc_fixed.on_send(s, 4136, T0);
-	ASSERT_FALSE(mrcp_cc_fixed.can_send(s, 1));
-	p.fixed_cwnd = 10000;
-	s = fixed_new(&p);
-	mrcp_cc_fixed.on_send(s, 6000, T0);
-	ASSERT_TRUE(mrcp_cc_fixed.can_send(s, 4000));
-	ASSERT_FALSE(mrcp_cc_fixed.can_send(s, 4001));
+	ASSERT_U64_EQ(mrcp_cc_fixed.cwnd(s), 1000);
+}
+
+TEST(cc, mrcp_cc_fixed__ignores_every_signal_and_keeps_no_inflight)
+{
+	/* no hooks to call: the engine gives it no signal and keeps inflight
+	 * itself, so the window cannot move */
+	ASSERT_STREQ(mrcp_cc_fixed.name, "fixed");
+	ASSERT_TRUE(mrcp_cc_fixed.on_sack == NULL);
+	ASSERT_TRUE(mrcp_cc_fixed.on_nack == NULL);
+	ASSERT_TRUE(mrcp_cc_fixed.on_loss == NULL);
+	ASSERT_TRUE(mrcp_cc_fixed.on_timeout == NULL);
+	ASSERT_TRUE(mrcp_cc_fixed.release == NULL);
+	ASSERT_EQ(sizeof(uint64_t) * 2, mrcp_cc_fixed.priv_size); /* cwnd, base_rtt */
 }
 
 TEST(cc, fixed_stats__window_is_its_own_bounds)
@@ -307,36 +283,3 @@ TEST(cc, fixed_stats__window_is_its_own_bounds)
 	ASSERT_DBL_NEAR(o.alpha, 0.0, 0.0);
 }
 
-TEST(cc, fixed_on_forget__drops_inflight)
-{
-	struct mrcp_cc_params p = p100();
-	void *s = fixed_new(&p);
-
-	mrcp_cc_fixed.on_send(s, 10000, T0);
-	mrcp_cc_fixed.on_forget(s, 2500);
-	ASSERT_U64_EQ(fst(s).inflight, 7500);
-	mrcp_cc_fixed.on_forget(s, 1000000);
-	ASSERT_U64_EQ(fst(s).inflight, 0);
-	ASSERT_STREQ(mrcp_cc_fixed.name, "fixed");
-}
-
-TEST(cc, fixed_can_send__a_residue_below_one_packet_never_blocks)
-{
-	struct mrcp_cc_params p = p100();
-	struct mrcp_cc_sack in = {0};
-	void *s;
-
-	/* less than one packet in flight never blocks: with the window at
-	 * one packet a residue must not block the next packet (it
-	 * deadlocked RC QPs in the simulator) */
-	p.fixed_cwnd = 4176;
-	s = fixed_new(&p);
-	mrcp_cc_fixed.on_send(s, 4176, T0);
-	ASSERT_FALSE(mrcp_cc_fixed.can_send(s, 4176));
-	in.acked = 4096;
-	mrcp_cc_fixed.on_sack(s, &in, T0);
-	ASSERT_EQ(80, fst(s).inflight);
-	ASSERT_TRUE(mrcp_cc_fixed.can_send(s, 4176));
-	mrcp_cc_fixed.on_send(s, 4176, T0);
-	ASSERT_FALSE(mrcp_cc_fixed.can_send(s, 4176));
-}

@@ -9,6 +9,7 @@
 #include "engine_internal.h"
 #include "mrcp_engine.h"
 #include "engine_fx.h"
+#include "fake_link.h"
 #include "mrcp_test.h"
 #include "mrcp_wire.h"
 
@@ -16,37 +17,20 @@
 #define BUF_LEN (4u << 20)
 #define LINK_MAX 65536
 
-struct pkt {
-	uint8_t data[4200];
-	uint32_t len;
-	uint64_t at;          /* delivery time */
-	struct mrcp_rx rx;
-	int to;
-};
-
-/* drop policy: return true to drop */
-typedef bool (*drop_fn)(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p);
-
+/* Two engines (node 0 sends, node 1 receives, unless a test says otherwise)
+ * on a fake link, each with one QP and one registered buffer. */
 struct link {
-	struct mrcp_engine *eng[NODES];
+	struct fake_link fl;
 	uint32_t qpn[NODES];
 	uint8_t *buf[NODES];
 	uint32_t lkey[NODES], rkey[NODES];
-	struct pkt *q;        /* in flight, FIFO by time (constant delay) */
-	unsigned qh, qt;
-	uint64_t now;
-	uint64_t delay_ns;
-	drop_fn drop;
-	void *drop_ctx;
-	uint8_t trim_next;    /* deliver the next data packet trimmed */
-	unsigned delivered, dropped;
 };
 
 static void link_init(struct link *l, uint8_t ports, enum mrcp_qp_mode mode, void (*tweak)(struct mrcp_engine_config *))
 {
+	struct mrcp_engine *eng[NODES];
+
 	memset(l, 0, sizeof(*l));
-	l->q = calloc(LINK_MAX, sizeof(*l->q));
-	l->delay_ns = 2000;
 	for (int n = 0; n < NODES; n++) {
 		struct mrcp_engine_config c;
 		mrcp_engine_config_defaults(&c);
@@ -60,97 +44,29 @@ static void link_init(struct link *l, uint8_t ports, enum mrcp_qp_mode mode, voi
 		c.timeout = 6; /* 65.5 us */
 		if (tweak)
 			tweak(&c);
-		ASSERT_EQ(0, mrcp_engine_create(&c, &l->eng[n]));
+		ASSERT_EQ(0, mrcp_engine_create(&c, &eng[n]));
 		l->buf[n] = calloc(1, BUF_LEN);
-		ASSERT_EQ(0, mrcp_mr_reg(l->eng[n], (uint64_t)(uintptr_t)l->buf[n], BUF_LEN, l->buf[n],
+		ASSERT_EQ(0, mrcp_mr_reg(eng[n], (uint64_t)(uintptr_t)l->buf[n], BUF_LEN, l->buf[n],
 					 MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE, &l->lkey[n], &l->rkey[n]));
 		struct mrcp_qp_attr a = {.mode = mode, .user_ctx = 77 + (uint64_t)n};
-		ASSERT_EQ(0, mrcp_qp_create(l->eng[n], &a, &l->qpn[n]));
+		ASSERT_EQ(0, mrcp_qp_create(eng[n], &a, &l->qpn[n]));
 	}
+	fake_link_init(&l->fl, 0);
+	fake_link_connect(&l->fl, eng[0], eng[1], LINK_MAX);
 	struct mrcp_conn_info ci[NODES];
 	for (int n = 0; n < NODES; n++)
-		ASSERT_EQ(0, mrcp_qp_local_info(l->eng[n], l->qpn[n], &ci[n]));
+		ASSERT_EQ(0, mrcp_qp_local_info(l->fl.eng[n], l->qpn[n], &ci[n]));
 	for (int n = 0; n < NODES; n++)
-		ASSERT_EQ(0, mrcp_qp_connect(l->eng[n], l->qpn[n], &ci[1 - n], 0));
+		ASSERT_EQ(0, mrcp_qp_connect(l->fl.eng[n], l->qpn[n], &ci[1 - n], 0));
 }
 
 static void link_fini(struct link *l)
 {
 	for (int n = 0; n < NODES; n++) {
-		mrcp_engine_destroy(l->eng[n]);
+		mrcp_engine_destroy(l->fl.eng[n]);
 		free(l->buf[n]);
 	}
-	free(l->q);
-}
-
-static void emit(struct link *l, int from, const struct mrcp_tx *tx)
-{
-	struct pkt *p = &l->q[l->qt % LINK_MAX];
-	uint32_t off = tx->hdr_len;
-
-	ASSERT_LT(l->qt - l->qh, LINK_MAX);
-	memcpy(p->data, tx->hdr, tx->hdr_len);
-	for (unsigned i = 0; i < tx->n_seg; i++) {
-		memcpy(p->data + off, tx->seg[i].ptr, tx->seg[i].len);
-		off += tx->seg[i].len;
-	}
-	memset(p->data + off, 0, tx->pad);
-	off += tx->pad;
-	p->len = off;
-	p->at = l->now + l->delay_ns;
-	p->to = 1 - from;
-	memset(&p->rx, 0, sizeof(p->rx));
-	p->rx.port = tx->port;
-	p->rx.ev = tx->ev;
-	p->rx.ecn = tx->ecn;
-	fx_ip(&p->rx.src, from, tx->port);
-	if (l->drop && l->drop(l->drop_ctx, from, tx, p)) {
-		l->dropped++;
-		return;
-	}
-	if (l->trim_next && mrcp_opcode_is_data(tx->opcode)) {
-		l->trim_next--;
-		p->rx.trim = MRCP_TRIM_FABRIC;
-		p->len = tx->hdr_len; /* header only */
-	}
-	l->qt++;
-}
-
-/* Advance virtual time until @until or until @done says so. */
-static void link_run(struct link *l, uint64_t until, bool (*done)(struct link *), unsigned max_steps)
-{
-	struct mrcp_tx tx[64];
-
-	for (unsigned step = 0; step < max_steps; step++) {
-		/* everything due now */
-		for (int n = 0; n < NODES; n++) {
-			unsigned k = mrcp_poll(l->eng[n], l->now, tx, 64);
-			for (unsigned i = 0; i < k; i++)
-				emit(l, n, &tx[i]);
-		}
-		while (l->qh != l->qt && l->q[l->qh % LINK_MAX].at <= l->now) {
-			struct pkt *p = &l->q[l->qh % LINK_MAX];
-			p->rx.data = p->data;
-			p->rx.len = p->len;
-			mrcp_rx_burst(l->eng[p->to], &p->rx, 1, l->now);
-			l->qh++;
-			l->delivered++;
-		}
-		if (done && done(l))
-			return;
-		/* next event */
-		uint64_t next = UINT64_MAX;
-		if (l->qh != l->qt)
-			next = l->q[l->qh % LINK_MAX].at;
-		for (int n = 0; n < NODES; n++) {
-			uint64_t d = mrcp_next_deadline(l->eng[n]);
-			if (d < next)
-				next = d;
-		}
-		if (next == UINT64_MAX || next > until)
-			return;
-		l->now = next > l->now ? next : l->now + 1;
-	}
+	fake_link_fini(&l->fl);
 }
 
 static int post_write(struct link *l, int from, uint32_t off, uint32_t len, uint64_t wr_id, bool imm, uint32_t immv)
@@ -166,7 +82,7 @@ static int post_write(struct link *l, int from, uint32_t off, uint32_t len, uint
 		.remote_addr = (uint64_t)(uintptr_t)l->buf[1 - from] + off,
 		.rkey = l->rkey[1 - from],
 	};
-	return mrcp_qp_post_send(l->eng[from], l->qpn[from], &wr, l->now);
+	return mrcp_qp_post_send(l->fl.eng[from], l->qpn[from], &wr, l->fl.now);
 }
 
 static void fill(struct link *l, int n, uint32_t off, uint32_t len, uint8_t seed)
@@ -177,7 +93,7 @@ static void fill(struct link *l, int n, uint32_t off, uint32_t len, uint8_t seed
 
 static unsigned cq_drain(struct link *l, int n, struct mrcp_wc *wc, unsigned max)
 {
-	return mrcp_poll_cq(l->eng[n], wc, max);
+	return mrcp_poll_cq(l->fl.eng[n], wc, max);
 }
 
 static void dump(struct link *l)
@@ -185,22 +101,23 @@ static void dump(struct link *l)
 	struct mrcp_qp_info qi;
 
 	for (int n = 0; n < NODES; n++) {
-		mrcp_qp_info(l->eng[n], l->qpn[n], &qi);
+		mrcp_qp_info(l->fl.eng[n], l->qpn[n], &qi);
 		fprintf(stderr, "  node %d t=%llu state %u next_psn %u snd_una %u out %u rcv_cack %u k %u rto %llu rtx_rto %llu fast %llu cwnd %llu infl %llu stall_ev %llu stall_cwnd %llu dl %llu q %u\n",
-			n, (unsigned long long)l->now, qi.state, qi.next_psn, qi.snd_una, qi.outstanding_pkts, qi.rcv_cack, qi.retry_k,
+			n, (unsigned long long)l->fl.now, qi.state, qi.next_psn, qi.snd_una, qi.outstanding_pkts, qi.rcv_cack, qi.retry_k,
 			(unsigned long long)qi.c.rto_rounds, (unsigned long long)qi.c.rtx_rto, (unsigned long long)qi.c.rtx_fast,
 			(unsigned long long)qi.cc.cwnd, (unsigned long long)qi.cc.inflight,
 			(unsigned long long)qi.c.stalls_no_ev, (unsigned long long)qi.c.stalls_cwnd,
-			(unsigned long long)mrcp_next_deadline(l->eng[n]), l->qt - l->qh);
+			(unsigned long long)mrcp_next_deadline(l->fl.eng[n]), fake_link_in_flight(&l->fl));
 	}
 }
 
-static bool sender_idle(struct link *l)
+static bool sender_idle(void *ctx)
 {
+	struct link *l = ctx;
 	struct mrcp_qp_info qi;
 
-	mrcp_qp_info(l->eng[0], l->qpn[0], &qi);
-	return qi.sq_outstanding == 0 && qi.next_msn != 0 && l->qh == l->qt;
+	mrcp_qp_info(l->fl.eng[0], l->qpn[0], &qi);
+	return qi.sq_outstanding == 0 && qi.next_msn != 0 && fake_link_in_flight(&l->fl) == 0;
 }
 
 /* ---- tests ---------------------------------------------------------------- */
@@ -278,24 +195,24 @@ TEST(engine, post_send__validates)
 	link_init(&l, 2, MRCP_MODE_MRC, NULL);
 	memset(&wr, 0, sizeof(wr));
 	wr.opcode = 9;
-	ASSERT_EQ(-EINVAL, mrcp_qp_post_send(l.eng[0], l.qpn[0], &wr, 0));
+	ASSERT_EQ(-EINVAL, mrcp_qp_post_send(l.fl.eng[0], l.qpn[0], &wr, 0));
 	wr.opcode = MRCP_WR_WRITE;
 	sge = (struct mrcp_sge){.addr = (uint64_t)(uintptr_t)l.buf[0] + BUF_LEN - 10, .len = 11, .lkey = l.lkey[0]};
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	ASSERT_EQ(-EFAULT, mrcp_qp_post_send(l.eng[0], l.qpn[0], &wr, 0));
+	ASSERT_EQ(-EFAULT, mrcp_qp_post_send(l.fl.eng[0], l.qpn[0], &wr, 0));
 	sge.lkey ^= 0x100;
 	sge.len = 1;
-	ASSERT_EQ(-EFAULT, mrcp_qp_post_send(l.eng[0], l.qpn[0], &wr, 0));
-	ASSERT_EQ(-ENOENT, mrcp_qp_post_send(l.eng[0], 3, &wr, 0));
+	ASSERT_EQ(-EFAULT, mrcp_qp_post_send(l.fl.eng[0], l.qpn[0], &wr, 0));
+	ASSERT_EQ(-ENOENT, mrcp_qp_post_send(l.fl.eng[0], 3, &wr, 0));
 	/* a WR holds its region: dereg is refused until it completes */
 	ASSERT_EQ(0, post_write(&l, 0, 0, 100, 1, false, 0));
-	ASSERT_EQ(-EBUSY, mrcp_mr_dereg(l.eng[0], l.lkey[0]));
-	link_run(&l, 10000000, sender_idle, 100000);
+	ASSERT_EQ(-EBUSY, mrcp_mr_dereg(l.fl.eng[0], l.lkey[0]));
+	fake_link_run(&l.fl, 10000000, sender_idle, &l, 100000);
 	struct mrcp_wc wc[4];
 	ASSERT_EQ(1, cq_drain(&l, 0, wc, 4));
-	ASSERT_EQ(0, mrcp_mr_dereg(l.eng[0], l.lkey[0]));
-	ASSERT_EQ(-ENOENT, mrcp_mr_dereg(l.eng[0], l.lkey[0]));
+	ASSERT_EQ(0, mrcp_mr_dereg(l.fl.eng[0], l.lkey[0]));
+	ASSERT_EQ(-ENOENT, mrcp_mr_dereg(l.fl.eng[0], l.lkey[0]));
 	link_fini(&l);
 }
 
@@ -309,7 +226,7 @@ TEST(engine, write__lossless_places_every_byte_and_completes_once)
 	fill(&l, 0, 0, 1u << 20, 3);
 	for (int i = 0; i < 16; i++)
 		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
-	link_run(&l, 100000000, sender_idle, 1000000);
+	fake_link_run(&l.fl, 100000000, sender_idle, &l, 1000000);
 	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
 	n = cq_drain(&l, 0, wc, 64);
 	ASSERT_EQ(16, n);
@@ -321,7 +238,7 @@ TEST(engine, write__lossless_places_every_byte_and_completes_once)
 		ASSERT_EQ(77, wc[i].user_ctx);
 	}
 	struct mrcp_qp_info qi;
-	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
 	ASSERT_EQ(256, qi.c.tx_data_pkts);
 	ASSERT_EQ(0, qi.c.rtx_fast + qi.c.rtx_rto + qi.c.rtx_nack);
 	ASSERT_EQ(0, cq_drain(&l, 1, wc, 64)); /* plain Writes complete nothing at the responder */
@@ -336,14 +253,14 @@ TEST(engine, write_imm__delivers_immediates_in_msn_order)
 
 	link_init(&l, 2, MRCP_MODE_MRC, NULL);
 	for (int i = 0; i < 8; i++)
-		ASSERT_EQ(0, mrcp_qp_post_recv(l.eng[1], l.qpn[1], 1000 + (uint64_t)i));
+		ASSERT_EQ(0, mrcp_qp_post_recv(l.fl.eng[1], l.qpn[1], 1000 + (uint64_t)i));
 	fill(&l, 0, 0, 8 * 10000, 9);
 	for (int i = 0; i < 8; i++)
 		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i * 10000, 10000, (uint64_t)i, true, 0xA0 + (uint32_t)i));
 	/* zero-length WriteImm too */
-	ASSERT_EQ(0, mrcp_qp_post_recv(l.eng[1], l.qpn[1], 2000));
+	ASSERT_EQ(0, mrcp_qp_post_recv(l.fl.eng[1], l.qpn[1], 2000));
 	ASSERT_EQ(0, post_write(&l, 0, 0, 0, 8, true, 0xEE));
-	link_run(&l, 100000000, sender_idle, 1000000);
+	fake_link_run(&l.fl, 100000000, sender_idle, &l, 1000000);
 	ASSERT_MEMEQ(l.buf[0], l.buf[1], 8 * 10000);
 	n = cq_drain(&l, 1, wc, 64);
 	ASSERT_EQ(9, n);
@@ -367,7 +284,7 @@ struct psn_drop {
 	uint32_t ev;    /* drop every packet on this EV (0 = off) */
 };
 
-static bool drop_first_tx(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p)
+static bool drop_first_tx(void *ctx, int from, const struct mrcp_tx *tx, const struct fake_link_pkt *p)
 {
 	struct psn_drop *d = ctx;
 
@@ -397,18 +314,18 @@ TEST(engine, loss__sack_driven_retransmit_on_another_ev)
 	struct mrcp_wc wc[64];
 
 	link_init(&l, 4, MRCP_MODE_MRC, NULL);
-	l.drop = drop_first_tx;
-	l.drop_ctx = &d;
+	l.fl.drop = drop_first_tx;
+	l.fl.drop_ctx = &d;
 	fill(&l, 0, 0, 2u << 20, 5);
 	for (int i = 0; i < 32; i++)
 		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
-	link_run(&l, 200000000, sender_idle, 2000000);
+	fake_link_run(&l.fl, 200000000, sender_idle, &l, 2000000);
 	ASSERT_MEMEQ(l.buf[0], l.buf[1], 2u << 20);
 	ASSERT_EQ(32, cq_drain(&l, 0, wc, 64));
 	for (int i = 0; i < 32; i++)
 		ASSERT_EQ(MRCP_WC_SUCCESS, wc[i].status);
 	struct mrcp_qp_info qi;
-	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
 	/* 512 packets, every 10th first transmission dropped: 51 losses,
 	 * repaired mostly by SACK inference, never more often than dropped */
 	ASSERT_GE(qi.c.rtx_fast + qi.c.rtx_rto, 51);
@@ -425,13 +342,13 @@ TEST(engine, loss__trimmed_packet_is_nacked_and_resent)
 
 	link_init(&l, 2, MRCP_MODE_MRC, NULL);
 	fill(&l, 0, 0, 40000, 1);
-	l.trim_next = 3;
+	l.fl.trim_next = 3;
 	ASSERT_EQ(0, post_write(&l, 0, 0, 40000, 1, false, 0));
-	link_run(&l, 100000000, sender_idle, 100000);
+	fake_link_run(&l.fl, 100000000, sender_idle, &l, 100000);
 	ASSERT_MEMEQ(l.buf[0], l.buf[1], 40000);
 	ASSERT_EQ(1, cq_drain(&l, 0, wc, 8));
-	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
-	ASSERT_EQ(0, mrcp_qp_info(l.eng[1], l.qpn[1], &ri));
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[1], l.qpn[1], &ri));
 	ASSERT_EQ(3, ri.c.rx_trimmed);
 	ASSERT_EQ(3, ri.c.nack_tx);
 	ASSERT_EQ(3, qi.c.nack_rx);
@@ -440,14 +357,14 @@ TEST(engine, loss__trimmed_packet_is_nacked_and_resent)
 	link_fini(&l);
 }
 
-static bool drop_window(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p)
+static bool drop_window(void *ctx, int from, const struct mrcp_tx *tx, const struct fake_link_pkt *p)
 {
 	struct link *l = ctx;
 
 	(void)tx;
 	(void)p;
 	/* everything from node 0 is lost between 20 us and 500 us */
-	return from == 0 && l->now >= 20000 && l->now < 500000;
+	return from == 0 && l->fl.now >= 20000 && l->fl.now < 500000;
 }
 
 TEST(engine, rto__recovers_after_an_outage)
@@ -457,16 +374,16 @@ TEST(engine, rto__recovers_after_an_outage)
 	struct mrcp_qp_info qi;
 
 	link_init(&l, 2, MRCP_MODE_MRC, NULL);
-	l.drop = drop_window;
-	l.drop_ctx = &l;
+	l.fl.drop = drop_window;
+	l.fl.drop_ctx = &l;
 	fill(&l, 0, 0, 1u << 20, 2);
 	ASSERT_EQ(0, post_write(&l, 0, 0, 1u << 20, 1, false, 0));
-	link_run(&l, 500000000, sender_idle, 2000000);
+	fake_link_run(&l.fl, 500000000, sender_idle, &l, 2000000);
 	if (getenv("DUMP")) dump(&l);
 	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
 	ASSERT_EQ(1, cq_drain(&l, 0, wc, 8));
 	ASSERT_EQ(MRCP_WC_SUCCESS, wc[0].status);
-	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
 	ASSERT_GT(qi.c.rto_rounds, 0);
 	ASSERT_GT(qi.c.rtx_rto, 0);
 	link_fini(&l);
@@ -482,23 +399,23 @@ TEST(engine, rto__retry_exceeded_flushes_with_errors)
 	bool saw_error = false;
 
 	link_init(&l, 2, MRCP_MODE_MRC, NULL);
-	l.drop = drop_first_tx;
-	l.drop_ctx = &d;
+	l.fl.drop = drop_first_tx;
+	l.fl.drop_ctx = &d;
 	ASSERT_EQ(0, post_write(&l, 0, 0, 5000, 1, false, 0));
 	ASSERT_EQ(0, post_write(&l, 0, 5000, 5000, 2, false, 0));
-	link_run(&l, 60ull * 1000000000ull, NULL, 5000000);
-	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.eng[0], l.qpn[0]));
+	fake_link_run(&l.fl, 60ull * 1000000000ull, NULL, NULL, 5000000);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[0], l.qpn[0]));
 	n = cq_drain(&l, 0, wc, 8);
 	ASSERT_EQ(2, n);
 	ASSERT_EQ(MRCP_WC_RETRY_EXC_ERR, wc[0].status);
 	ASSERT_EQ(MRCP_WC_FLUSH_ERR, wc[1].status);
-	while ((nev = mrcp_poll_events(l.eng[0], ev, 16)) != 0)
+	while ((nev = mrcp_poll_events(l.fl.eng[0], ev, 16)) != 0)
 		for (unsigned i = 0; i < nev; i++)
 			if (ev[i].type == MRCP_EVENT_QP_ERROR)
 				saw_error = true;
 	ASSERT_TRUE(saw_error);
 	/* the clock stopped: nothing more to do, no hang */
-	ASSERT_U64_EQ(UINT64_MAX, mrcp_next_deadline(l.eng[0]));
+	ASSERT_U64_EQ(UINT64_MAX, mrcp_next_deadline(l.fl.eng[0]));
 	link_fini(&l);
 }
 
@@ -518,10 +435,25 @@ TEST(engine, access__bad_rkey_is_a_remote_access_error)
 	wr.num_sge = 1;
 	wr.remote_addr = (uint64_t)(uintptr_t)l.buf[1] + BUF_LEN - 32; /* runs past the region */
 	wr.rkey = l.rkey[1];
-	ASSERT_EQ(0, mrcp_qp_post_send(l.eng[0], l.qpn[0], &wr, 0));
-	link_run(&l, 10000000, NULL, 10000);
-	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.eng[1], l.qpn[1]));
-	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.eng[0], l.qpn[0]));
+	ASSERT_EQ(0, mrcp_qp_post_send(l.fl.eng[0], l.qpn[0], &wr, 0));
+	l.fl.va_base = (uint64_t)(uintptr_t)l.buf[1];
+	fake_link_run(&l.fl, 10000000, NULL, NULL, 10000);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[1], l.qpn[1]));
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[0], l.qpn[0]));
+	/* the link's log: the Write went, and the answer is a remote-access
+	 * NAK (cumulative PSN one before it, no message completed) */
+	{
+		struct mrcp_qp_info qi;
+		char want[160];
+		uint32_t psn;
+
+		ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
+		psn = (qi.next_psn - 1) & MRCP_PSN_MASK;
+		snprintf(want, sizeof(want),
+			 "0> WRITE_ONLY psn %u msn 0 va+%u len 64 ackreq; 1> ACK 0x%02x msn 65535 psn %u",
+			 psn, BUF_LEN - 32, MRCP_AETH_NAK_REMOTE_ACCESS, (psn - 1) & MRCP_PSN_MASK);
+		ASSERT_STREQ(want, l.fl.log);
+	}
 	ASSERT_EQ(1, cq_drain(&l, 0, wc, 4));
 	ASSERT_EQ(MRCP_WC_REM_ACCESS_ERR, wc[0].status);
 	link_fini(&l);
@@ -534,8 +466,8 @@ TEST(engine, write_imm__without_a_receive_is_fatal)
 
 	link_init(&l, 1, MRCP_MODE_MRC, NULL);
 	ASSERT_EQ(0, post_write(&l, 0, 0, 100, 1, true, 5));
-	link_run(&l, 10000000, NULL, 10000);
-	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.eng[0], l.qpn[0]));
+	fake_link_run(&l.fl, 10000000, NULL, NULL, 10000);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[0], l.qpn[0]));
 	ASSERT_EQ(1, cq_drain(&l, 0, wc, 4));
 	ASSERT_EQ(MRCP_WC_REM_INV_REQ_ERR, wc[0].status);
 	link_fini(&l);
@@ -549,14 +481,14 @@ TEST(engine, rc_mode__lossless_and_go_back_n)
 	struct mrcp_qp_info qi;
 
 	link_init(&l, 4, MRCP_MODE_RC, NULL);
-	l.drop = drop_first_tx;
-	l.drop_ctx = &d;
+	l.fl.drop = drop_first_tx;
+	l.fl.drop_ctx = &d;
 	fill(&l, 0, 0, 1u << 20, 8);
 	ASSERT_EQ(0, post_write(&l, 0, 0, 1u << 20, 1, false, 0));
-	link_run(&l, 1000000000, sender_idle, 2000000);
+	fake_link_run(&l.fl, 1000000000, sender_idle, &l, 2000000);
 	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
 	ASSERT_EQ(1, cq_drain(&l, 0, wc, 8));
-	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
 	/* one loss costs an RTO and a go-back-N resend; no fast retransmit */
 	ASSERT_EQ(0, qi.c.rtx_fast);
 	ASSERT_GE(qi.c.rto_rounds, 1);
@@ -565,7 +497,7 @@ TEST(engine, rc_mode__lossless_and_go_back_n)
 }
 
 static bool one_ev_dead_init;
-static bool drop_one_ev(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p)
+static bool drop_one_ev(void *ctx, int from, const struct mrcp_tx *tx, const struct fake_link_pkt *p)
 {
 	struct psn_drop *d = ctx;
 
@@ -587,15 +519,15 @@ TEST(engine, ev__a_silent_path_is_retired_and_traffic_continues)
 
 	one_ev_dead_init = false;
 	link_init(&l, 2, MRCP_MODE_MRC, NULL);
-	l.drop = drop_one_ev;
-	l.drop_ctx = &d;
+	l.fl.drop = drop_one_ev;
+	l.fl.drop_ctx = &d;
 	fill(&l, 0, 0, 2u << 20, 4);
 	for (int i = 0; i < 32; i++)
 		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
-	link_run(&l, 500000000, sender_idle, 4000000);
+	fake_link_run(&l.fl, 500000000, sender_idle, &l, 4000000);
 	ASSERT_MEMEQ(l.buf[0], l.buf[1], 2u << 20);
 	ASSERT_EQ(32, cq_drain(&l, 0, wc, 64));
-	s = mrcp_qp_evs(l.eng[0], l.qpn[0]);
+	s = mrcp_qp_evs(l.fl.eng[0], l.qpn[0]);
 	ASSERT_TRUE(s != NULL);
 	idx = mrcp_ev_lookup(s, d.ev);
 	ASSERT_GE(idx, 0);
@@ -612,10 +544,10 @@ TEST(engine, port_down__peer_learns_the_mask)
 	bool seen = false;
 
 	link_init(&l, 4, MRCP_MODE_MRC, NULL);
-	ASSERT_EQ(0, mrcp_port_set_link(l.eng[0], 3, false, 0));
-	ASSERT_EQ(-EINVAL, mrcp_port_set_link(l.eng[0], 9, false, 0));
-	link_run(&l, 5000000, NULL, 10000);
-	n = mrcp_poll_events(l.eng[1], ev, 32);
+	ASSERT_EQ(0, mrcp_port_set_link(l.fl.eng[0], 3, false, 0));
+	ASSERT_EQ(-EINVAL, mrcp_port_set_link(l.fl.eng[0], 9, false, 0));
+	fake_link_run(&l.fl, 5000000, NULL, NULL, 10000);
+	n = mrcp_poll_events(l.fl.eng[1], ev, 32);
 	for (unsigned i = 0; i < n; i++)
 		if (ev[i].type == MRCP_EVENT_PEER_PORTS && ev[i].peer_ports.mask == 0xB)
 			seen = true;
@@ -633,10 +565,10 @@ TEST(engine, ev_probe__reports_rtt)
 
 	link_init(&l, 2, MRCP_MODE_MRC, NULL);
 	fx_ip(&node, 1, 0);
-	ASSERT_EQ(0, mrcp_ev_probe(l.eng[0], &node, 2, 0xC123, 0));
-	ASSERT_EQ(-EBUSY, mrcp_ev_probe(l.eng[0], &node, 2, 0xC124, 0)); /* rate limit */
-	link_run(&l, 5000000, NULL, 10000);
-	n = mrcp_poll_events(l.eng[0], ev, 32);
+	ASSERT_EQ(0, mrcp_ev_probe(l.fl.eng[0], &node, 2, 0xC123, 0));
+	ASSERT_EQ(-EBUSY, mrcp_ev_probe(l.fl.eng[0], &node, 2, 0xC124, 0)); /* rate limit */
+	fake_link_run(&l.fl, 5000000, NULL, NULL, 10000);
+	n = mrcp_poll_events(l.fl.eng[0], ev, 32);
 	for (unsigned i = 0; i < n; i++)
 		if (ev[i].type == MRCP_EVENT_EV_PROBE && ev[i].probe.ok) {
 			ok = true;
@@ -658,16 +590,16 @@ static void lossy_run(struct mrcp_qp_info *out, uint64_t *end)
 	struct psn_drop d = {.every = 7};
 
 	link_init(&l, 4, MRCP_MODE_MRC, NULL);
-	l.drop = drop_first_tx;
-	l.drop_ctx = &d;
+	l.fl.drop = drop_first_tx;
+	l.fl.drop_ctx = &d;
 	fill(&l, 0, 0, 1u << 20, 6);
 	for (int i = 0; i < 16; i++)
 		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
-	link_run(&l, 200000000, sender_idle, 2000000);
+	fake_link_run(&l.fl, 200000000, sender_idle, &l, 2000000);
 	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
-	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &out[0]));
-	ASSERT_EQ(0, mrcp_qp_info(l.eng[1], l.qpn[1], &out[1]));
-	*end = l.now;
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &out[0]));
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[1], l.qpn[1], &out[1]));
+	*end = l.fl.now;
 	link_fini(&l);
 }
 
@@ -693,13 +625,13 @@ struct tx_times {
 	struct link *l;
 };
 
-static bool record_and_drop(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p)
+static bool record_and_drop(void *ctx, int from, const struct mrcp_tx *tx, const struct fake_link_pkt *p)
 {
 	struct tx_times *r = ctx;
 
 	(void)p;
 	if (from == 0 && mrcp_opcode_is_data(tx->opcode) && r->n < 64)
-		r->t[r->n++] = r->l->now;
+		r->t[r->n++] = r->l->fl.now;
 	return from == 0;
 }
 
@@ -710,11 +642,11 @@ TEST(engine, rto__exact_schedule_linear_then_exponential)
 	const uint64_t T = 1024ull << 6; /* timeout 6: 65.536 us (§4.5) */
 
 	link_init(&l, 1, MRCP_MODE_MRC, NULL);
-	l.drop = record_and_drop;
-	l.drop_ctx = &r;
+	l.fl.drop = record_and_drop;
+	l.fl.drop_ctx = &r;
 	ASSERT_EQ(0, post_write(&l, 0, 0, 100, 1, false, 0));
-	link_run(&l, 60ull * 1000000000ull, NULL, 1000000);
-	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.eng[0], l.qpn[0]));
+	fake_link_run(&l.fl, 60ull * 1000000000ull, NULL, NULL, 1000000);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[0], l.qpn[0]));
 	/* the first send and 18 retransmissions: the 19th RTO round brings
 	 * k to linear_cnt 7 + exp_cnt 12 and ends the QP instead (D33) */
 	ASSERT_EQ(19, r.n);
@@ -736,13 +668,13 @@ TEST(engine, write_imm__outstanding_limit_holds_later_messages)
 
 	link_init(&l, 1, MRCP_MODE_MRC, NULL);
 	for (int i = 0; i < 40; i++)
-		ASSERT_EQ(0, mrcp_qp_post_recv(l.eng[1], l.qpn[1], (uint64_t)i));
+		ASSERT_EQ(0, mrcp_qp_post_recv(l.fl.eng[1], l.qpn[1], (uint64_t)i));
 	for (int i = 0; i < 40; i++)
 		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i * 64, 64, (uint64_t)i, true, (uint32_t)i));
 	/* 40 outstanding WriteImms fit the default limit of 128 (D25) */
-	link_run(&l, 100000000, sender_idle, 100000);
+	fake_link_run(&l.fl, 100000000, sender_idle, &l, 100000);
 	ASSERT_EQ(40, cq_drain(&l, 1, wc, 64));
-	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
 	ASSERT_EQ(0, qi.sq_outstanding);
 	link_fini(&l);
 }
@@ -763,16 +695,16 @@ TEST(engine, write_imm__peer_limit_caps_outstanding)
 	for (int i = 0; i < 10; i++)
 		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i * 64, 64, (uint64_t)i, true, (uint32_t)i));
 	/* before any AETH, only min(max_wimm, max_wimm_dest) = 4 messages go */
-	n = mrcp_poll(l.eng[0], 0, tx, 64);
+	n = mrcp_poll(l.fl.eng[0], 0, tx, 64);
 	for (unsigned i = 0; i < n; i++)
 		if (tx[i].opcode == MRCP_OP_WRITE_ONLY_IMM)
 			imm_first++;
 	ASSERT_EQ(4, imm_first);
 	for (int i = 0; i < 10; i++)
-		ASSERT_EQ(0, mrcp_qp_post_recv(l.eng[1], l.qpn[1], (uint64_t)i));
+		ASSERT_EQ(0, mrcp_qp_post_recv(l.fl.eng[1], l.qpn[1], (uint64_t)i));
 	for (unsigned i = 0; i < n; i++)
-		emit(&l, 0, &tx[i]);
-	link_run(&l, 100000000, sender_idle, 100000);
+		fake_link_send(&l.fl, 0, &tx[i]);
+	fake_link_run(&l.fl, 100000000, sender_idle, &l, 100000);
 	ASSERT_EQ(10, cq_drain(&l, 1, wc, 64));
 	ASSERT_EQ(10, cq_drain(&l, 0, wc, 64));
 	link_fini(&l);
@@ -793,11 +725,11 @@ TEST(engine, cq__full_queue_holds_completions_back_in_order)
 	link_init(&l, 1, MRCP_MODE_MRC, tiny_cq);
 	for (int i = 0; i < 12; i++)
 		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i * 100, 100, (uint64_t)i, false, 0));
-	link_run(&l, 100000000, NULL, 100000);
-	mrcp_engine_counters(l.eng[0], &ec);
+	fake_link_run(&l.fl, 100000000, NULL, NULL, 100000);
+	mrcp_engine_counters(l.fl.eng[0], &ec);
 	ASSERT_GT(ec.cq_overflow, 0);
 	/* draining lets the held completions through, still in order */
-	while ((k = mrcp_poll_cq(l.eng[0], wc, 4)) != 0)
+	while ((k = mrcp_poll_cq(l.fl.eng[0], wc, 4)) != 0)
 		for (unsigned i = 0; i < k; i++)
 			ASSERT_EQ(got++, wc[i].wr_id);
 	ASSERT_EQ(12, got);
@@ -845,7 +777,7 @@ TEST(engine, engine_create__rejects_bad_config)
 	ASSERT_EQ(-EINVAL, mrcp_engine_create(&c, &e));
 }
 
-static bool drop_tail(void *ctx, int from, const struct mrcp_tx *tx, const struct pkt *p)
+static bool drop_tail(void *ctx, int from, const struct mrcp_tx *tx, const struct fake_link_pkt *p)
 {
 	struct psn_drop *d = ctx;
 
@@ -863,34 +795,69 @@ TEST(engine, tlp__answer_repairs_a_lost_tail_without_rto)
 	struct mrcp_qp_info qi;
 
 	link_init(&l, 2, MRCP_MODE_MRC, NULL);
-	l.drop = drop_tail;
-	l.drop_ctx = &d;
+	l.fl.drop = drop_tail;
+	l.fl.drop_ctx = &d;
 	fill(&l, 0, 0, 10 * 4096, 3);
 	ASSERT_EQ(0, post_write(&l, 0, 0, 10 * 4096, 1, false, 0));
-	link_run(&l, 100000000, sender_idle, 100000);
+	fake_link_run(&l.fl, 100000000, sender_idle, &l, 100000);
 	ASSERT_MEMEQ(l.buf[0], l.buf[1], 10 * 4096);
 	ASSERT_EQ(1, cq_drain(&l, 0, wc, 4));
-	ASSERT_EQ(0, mrcp_qp_info(l.eng[0], l.qpn[0], &qi));
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
 	/* nothing after the tail was SACKed: the tail-loss probe's answer is
 	 * what declares the three lost (RACK-TLP, D36), long before the RTO */
 	ASSERT_EQ(1, qi.c.probe_tx);
 	ASSERT_EQ(3, qi.c.rtx_fast);
 	ASSERT_EQ(0, qi.c.rto_rounds);
-	ASSERT_LT(l.now, 65536); /* within one RTO (T = 65.5 us) */
+	ASSERT_LT(l.fl.now, 65536); /* within one RTO (T = 65.5 us) */
 	link_fini(&l);
 }
 
-/* A CC that behaves as "fixed" and counts which hooks the engine calls. */
-static unsigned rec_loss, rec_forget;
-static void rec_on_loss(void *priv, uint64_t bytes, uint64_t now)
+/* Replace the link's QPs by a pair whose sender runs CC algorithm @ops,
+ * registered in node 0's registry (white box: no public registration). */
+static void cc_qp(struct link *l, const struct mrcp_cc_ops *ops)
 {
-	rec_loss++;
-	mrcp_cc_fixed.on_loss(priv, bytes, now);
+	struct mrcp_qp_attr a = {.cc = ops->name};
+	struct mrcp_conn_info ci0, ci1;
+	uint32_t q0, q1;
+
+	ASSERT_EQ(0, mrcp_cc_register(&l->fl.eng[0]->ccreg, ops));
+	ASSERT_EQ(0, mrcp_qp_create(l->fl.eng[0], &a, &q0));
+	ASSERT_EQ(0, mrcp_qp_create(l->fl.eng[1], NULL, &q1));
+	ASSERT_EQ(0, mrcp_qp_local_info(l->fl.eng[0], q0, &ci0));
+	ASSERT_EQ(0, mrcp_qp_local_info(l->fl.eng[1], q1, &ci1));
+	ASSERT_EQ(0, mrcp_qp_connect(l->fl.eng[0], q0, &ci1, 0));
+	ASSERT_EQ(0, mrcp_qp_connect(l->fl.eng[1], q1, &ci0, 0));
+	l->qpn[0] = q0;
+	l->qpn[1] = q1;
 }
-static void rec_on_forget(void *priv, uint64_t bytes)
+
+/* On a fresh link (@tweak as link_init's), a sender QP running @ops moves
+ * @len bytes through @drop; @qi: the sender QP after it. The link stays up
+ * for the caller to look at and link_fini(). */
+static void cc_transfer(struct link *l, const struct mrcp_cc_ops *ops,
+			void (*tweak)(struct mrcp_engine_config *), fake_link_drop_fn drop,
+			void *drop_ctx, uint32_t len, struct mrcp_qp_info *qi)
 {
-	rec_forget++;
-	mrcp_cc_fixed.on_forget(priv, bytes);
+	link_init(l, 2, MRCP_MODE_MRC, tweak);
+	cc_qp(l, ops);
+	l->fl.drop = drop;
+	l->fl.drop_ctx = drop_ctx;
+	fill(l, 0, 0, len, 4);
+	ASSERT_EQ(0, post_write(l, 0, 0, len, 1, false, 0));
+	fake_link_run(&l->fl, 100000000, sender_idle, l, 1000000);
+	ASSERT_MEMEQ(l->buf[0], l->buf[1], len);
+	ASSERT_EQ(0, mrcp_qp_info(l->fl.eng[0], l->qpn[0], qi));
+}
+
+/* A CC with fixed's window that counts the loss signals the engine gives. */
+static unsigned rec_loss;
+static void rec_on_loss(void *priv, uint64_t bytes, uint64_t inflight, uint64_t now)
+{
+	(void)priv;
+	(void)bytes;
+	(void)inflight;
+	(void)now;
+	rec_loss++;
 }
 
 static void trimming(struct mrcp_engine_config *c)
@@ -898,7 +865,8 @@ static void trimming(struct mrcp_engine_config *c)
 	c->trimming_fabric = true;
 }
 
-static void lossy_hooks(bool trim_fabric)
+/* 1 MiB with the first 4 data packets lost; @qi: the sender QP after it. */
+static void lossy_hooks(bool trim_fabric, struct mrcp_qp_info *qi)
 {
 	struct link l;
 	struct psn_drop d = {.count = 4};
@@ -907,43 +875,98 @@ static void lossy_hooks(bool trim_fabric)
 	rec = mrcp_cc_fixed;
 	memcpy(rec.name, "rec", 4);
 	rec.on_loss = rec_on_loss;
-	rec.on_forget = rec_on_forget;
-	rec_loss = rec_forget = 0;
-	link_init(&l, 2, MRCP_MODE_MRC, trim_fabric ? trimming : NULL);
-	/* white box: a third algorithm in the sender's registry, on a new QP */
-	ASSERT_EQ(0, mrcp_cc_register(&l.eng[0]->ccreg, &rec));
-	{
-		struct mrcp_qp_attr a = {.cc = "rec"};
-		struct mrcp_conn_info ci0, ci1;
-		uint32_t q0, q1;
-		ASSERT_EQ(0, mrcp_qp_create(l.eng[0], &a, &q0));
-		ASSERT_EQ(0, mrcp_qp_create(l.eng[1], NULL, &q1));
-		ASSERT_EQ(0, mrcp_qp_local_info(l.eng[0], q0, &ci0));
-		ASSERT_EQ(0, mrcp_qp_local_info(l.eng[1], q1, &ci1));
-		ASSERT_EQ(0, mrcp_qp_connect(l.eng[0], q0, &ci1, 0));
-		ASSERT_EQ(0, mrcp_qp_connect(l.eng[1], q1, &ci0, 0));
-		l.qpn[0] = q0;
-		l.qpn[1] = q1;
-	}
-	l.drop = drop_first_tx;
-	l.drop_ctx = &d;
-	fill(&l, 0, 0, 1u << 20, 4);
-	ASSERT_EQ(0, post_write(&l, 0, 0, 1u << 20, 1, false, 0));
-	link_run(&l, 100000000, sender_idle, 1000000);
-	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
+	rec_loss = 0;
+	cc_transfer(&l, &rec, trim_fabric ? trimming : NULL, drop_first_tx, &d, 1u << 20, qi);
 	link_fini(&l);
 }
 
 TEST(engine, loss__silent_loss_on_a_trimming_fabric_is_not_a_cc_signal)
 {
+	struct mrcp_qp_info qi;
+
 	/* D61: on a trimming fabric a silent loss is a dead path, handled by
 	 * the EV state machine; the bytes only leave inflight */
-	lossy_hooks(true);
+	lossy_hooks(true, &qi);
 	ASSERT_EQ(0, rec_loss);
-	ASSERT_EQ(4, rec_forget);
+	ASSERT_EQ(4, qi.c.losses);
+	ASSERT_U64_EQ(0, qi.cc.inflight); /* they left it all the same */
 	/* elsewhere it is a congestion signal (§6.3) */
-	lossy_hooks(false);
+	lossy_hooks(false, &qi);
 	ASSERT_EQ(4, rec_loss);
+	ASSERT_EQ(4, qi.c.losses);
+	ASSERT_U64_EQ(0, qi.cc.inflight);
+}
+
+/* A new algorithm as small as one can be: a window of two nominal packets,
+ * no signal hooks and no inflight code at all (mrcp_cc.h). */
+struct tiny {
+	uint64_t cwnd; /* bytes */
+};
+
+static int tiny_init(void *priv, const struct mrcp_cc_params *p, uint64_t now_ns)
+{
+	struct tiny *t = priv;
+
+	(void)now_ns;
+	t->cwnd = 2 * ((uint64_t)p->mtu + p->pkt_overhead);
+	return 0;
+}
+
+static uint64_t tiny_cwnd(const void *priv)
+{
+	const struct tiny *t = priv;
+
+	return t->cwnd;
+}
+
+static void tiny_stats(const void *priv, struct mrcp_cc_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->cwnd = tiny_cwnd(priv);
+}
+
+struct flight_rec {
+	struct link *l;
+	uint64_t max_inflight; /* bytes, the sender's QPCC, seen at each send */
+	unsigned data;         /* data packets sent by node 0 */
+};
+
+/* Record the sender's inflight; lose every 16th data packet from node 0. */
+static bool rec_flight(void *ctx, int from, const struct mrcp_tx *tx, const struct fake_link_pkt *p)
+{
+	struct flight_rec *r = ctx;
+	struct mrcp_qp_info qi;
+
+	(void)p;
+	if (from != 0 || !mrcp_opcode_is_data(tx->opcode))
+		return false;
+	ASSERT_EQ(0, mrcp_qp_info(r->l->fl.eng[0], r->l->qpn[0], &qi));
+	if (qi.cc.inflight > r->max_inflight)
+		r->max_inflight = qi.cc.inflight;
+	return ++r->data % 16 == 0;
+}
+
+TEST(engine, cc__a_new_algorithm_needs_no_inflight_code)
+{
+	static const struct mrcp_cc_ops tiny = {
+		.name = "tiny", .priv_size = sizeof(struct tiny),
+		.init = tiny_init, .cwnd = tiny_cwnd, .stats = tiny_stats,
+	};
+	struct link l;
+	struct flight_rec r = {.l = &l};
+	struct mrcp_qp_info qi;
+	char why[256];
+
+	cc_transfer(&l, &tiny, NULL, rec_flight, &r, 256u << 10, &qi);
+	/* the engine kept the count and held the window for it */
+	ASSERT_GT(r.data, 64);
+	ASSERT_GT(qi.c.losses + qi.c.rtx_rto, 0);
+	ASSERT_GT(qi.c.stalls_cwnd, 0);
+	ASSERT_GT(r.max_inflight, 0);
+	ASSERT_LE(r.max_inflight, qi.cc.cwnd);
+	ASSERT_U64_EQ(0, qi.cc.inflight);
+	ASSERT_EQ(0, mrcp__check_invariants(l.fl.eng[0], why, sizeof(why)));
+	link_fini(&l);
 }
 
 TEST(engine, rev_ev__a_receive_only_qp_probes_its_reverse_paths)
@@ -959,19 +982,19 @@ TEST(engine, rev_ev__a_receive_only_qp_probes_its_reverse_paths)
 	/* data keeps arriving for 160 us: a 64 KiB write every 10 us */
 	for (int i = 0; i < 16; i++) {
 		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
-		link_run(&l, l.now + 10000, NULL, 100000);
-		l.now = (uint64_t)(i + 1) * 10000;
+		fake_link_run(&l.fl, l.fl.now + 10000, NULL, NULL, 100000);
+		l.fl.now = (uint64_t)(i + 1) * 10000;
 	}
-	link_run(&l, 100000000, sender_idle, 1000000);
-	link_run(&l, l.now + 20000, NULL, 100000); /* the last answers */
+	fake_link_run(&l.fl, 100000000, sender_idle, &l, 1000000);
+	fake_link_run(&l.fl, l.fl.now + 20000, NULL, NULL, 100000); /* the last answers */
 	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
-	mrcp_engine_counters(l.eng[0], &c0);
-	mrcp_engine_counters(l.eng[1], &c1);
+	mrcp_engine_counters(l.fl.eng[0], &c0);
+	mrcp_engine_counters(l.fl.eng[1], &c1);
 	/* D48: the receiver sends EV probes (one per base RTT while data
 	 * arrives); the sender, whose SACKed data teaches it, sends none */
 	ASSERT_GT(c1.ep_tx, 0);
 	ASSERT_EQ(0, c0.ep_tx - c0.ep_rx); /* the sender only answers */
-	n = mrcp_poll_events(l.eng[1], ev, 256);
+	n = mrcp_poll_events(l.fl.eng[1], ev, 256);
 	for (unsigned i = 0; i < n; i++)
 		if (ev[i].type == MRCP_EVENT_EV_PROBE && ev[i].probe.ok) {
 			ok++;

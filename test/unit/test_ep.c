@@ -1,5 +1,5 @@
 /* test_ep.c - white-box tests of lib/core/ep.c, endpoint operations on QPN
- * 0x2 (brief §7): local link up/down and PORT_STATUS_UPDATE with its EETH
+ * 0x2 (§7): local link up/down and PORT_STATUS_UPDATE with its EETH
  * acknowledgement and retries (D50, D51), received updates and stale ones,
  * and EV probes with their RTT, timeout and rate limit (D57).
  *

@@ -1,4 +1,4 @@
-/* test_ev.c - EV sets (brief §5, D41-D49): names, config, value generation,
+/* test_ev.c - EV sets (§5, D41-D49): names, config, value generation,
  * lookup, the state table cell by cell, the D44 floor, D46 pools, D30
  * escalation, D42/D43 selection, D45 probes, D48 reverse EVs and the D47 CE
  * table. Tests follow the order of the functions in lib/core/ev.c. */
@@ -422,7 +422,7 @@ TEST(ev, ev_usable_active__counts_good_and_skip_in_active_pool)
 /* ---- mrcp_ev_event: the table ----------------------------------------------- */
 
 /*
- * Expected outcome of every cell, written from brief §5.3 and the decisions
+ * Expected outcome of every cell, written from §5.3 and the decisions
  * documented in ev.c, independently of its table. One character per event in
  * enum order (events 1..12): G S A D = the new state; '=' = legal no-op
  * (state unchanged, not counted); 'x' = denied (state unchanged,

@@ -617,7 +617,7 @@ static void trim_case(uint8_t family, bool lasthop)
 		trimmed++;
 		ASSERT_EQ(lasthop ? MRCP_TRIM_LASTHOP : MRCP_TRIM_FABRIC, r->trim);
 		ASSERT_EQ(lasthop ? 13 : 11, r->dscp);
-		ASSERT_EQ(hdrs + HDR_BYTES, r->frame_len); /* through RETH (brief §2.1) */
+		ASSERT_EQ(hdrs + HDR_BYTES, r->frame_len); /* through RETH (§2.1) */
 		ASSERT_EQ(HDR_BYTES, r->mrc_len);
 		/* the IP length still claims the whole packet (D34) */
 		ASSERT_EQ(family == 4 ? len + overhead - 14 : len + overhead - 14 - 40, r->ip_len);

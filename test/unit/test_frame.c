@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "mrcp_bytes.h"
+#include "mrcp_csum.h"
 #include "mrcp_frame.h"
 #include "mrcp_test.h"
 
@@ -94,14 +95,7 @@ static size_t build(const struct mrcp_frame_tx *tx, uint8_t *buf, size_t payload
 /* IPv4 header checksum, for tests that edit an IPv4 header. */
 static void fix_ipv4_csum(uint8_t *ip)
 {
-	uint32_t sum = 0;
-
-	mrcp_put_be16(ip + 10, 0);
-	for (size_t i = 0; i < (size_t)(ip[0] & 0x0F) * 4; i += 2)
-		sum += mrcp_get_be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xFFFF) + (sum >> 16);
-	mrcp_put_be16(ip + 10, (uint16_t)~sum);
+	mrcp_csum_ipv4_set(ip, (size_t)(ip[0] & 0x0F) * 4);
 }
 
 static void rx_defaults(struct mrcp_frame_rx_cfg *cfg)
@@ -303,7 +297,6 @@ TEST(frame, frame_hdr_build__ipv4_fields)
 {
 	struct mrcp_frame_tx tx;
 	uint8_t b[64];
-	uint32_t sum = 0;
 
 	tx_setup(&tx, MRCP_FRAME_IPV4, false, MRCP_EV_HI16_SPORT);
 	ASSERT_EQ(42, mrcp_frame_hdr_build(&tx, 100, b, sizeof(b)));
@@ -319,11 +312,7 @@ TEST(frame, frame_hdr_build__ipv4_fields)
 	ASSERT_EQ(17, b[23]);
 	ASSERT_MEMEQ(ip4_a, b + 26, 4);
 	ASSERT_MEMEQ(ip4_b, b + 30, 4);
-	for (int i = 0; i < 20; i += 2)
-		sum += mrcp_get_be16(b + 14 + i);
-	while (sum >> 16)
-		sum = (sum & 0xFFFF) + (sum >> 16);
-	ASSERT_EQ(0xFFFF, sum);                          /* header checksum */
+	ASSERT_EQ(0, mrcp_csum(b + 14, 20));            /* header checksum */
 	ASSERT_EQ(0xC0DE, mrcp_get_be16(b + 34));      /* D5: layout ignored */
 	ASSERT_EQ(4791, mrcp_get_be16(b + 36));
 	ASSERT_EQ(8 + 100 + 4, mrcp_get_be16(b + 38));
@@ -446,7 +435,7 @@ TEST(frame, frame_hdr_build__enobufs_below_header_length)
 TEST(frame, frame_hdr_build__split_icrc_equals_frame_build)
 {
 	/* The zero-copy shape: Ethernet..UDP + MRC headers in one buffer, the
-	 * payload in another, ICRC by begin/update/finish (design.md §3). */
+	 * payload in another, ICRC by begin/update/finish (§3.9). */
 	for (int l3 = MRCP_FRAME_IPV4; l3 <= MRCP_FRAME_SRV6; l3++) {
 		struct mrcp_frame_tx tx;
 		uint8_t mrc[BUF_MAX], whole[BUF_MAX], hdr[256];
@@ -507,20 +496,14 @@ TEST(frame, frame_build__matches_independent_vectors)
 	ASSERT_MEMEQ(sack->frame, b, sack->len);
 }
 
-/* Independent UDP checksum check: the sum over pseudo-header + segment. */
-static uint16_t udp_sum(const uint8_t *ip, bool v4, const uint8_t *udp, size_t n)
+/* The UDP checksum verified over pseudo-header + segment (test_csum.c
+ * checks the sums themselves): 0 when the stored checksum is right. */
+static uint16_t udp_verify(const uint8_t *ip, bool v4, const uint8_t *udp, size_t n)
 {
-	uint32_t sum = 17 + (uint32_t)n;
-	const uint8_t *a = v4 ? ip + 12 : ip + 8;
-	size_t alen = v4 ? 8 : 32;
+	uint64_t sum = v4 ? mrcp_csum_pseudo(ip + 12, ip + 16, 4, 17, (uint32_t)n)
+			  : mrcp_csum_pseudo(ip + 8, ip + 24, 16, 17, (uint32_t)n);
 
-	for (size_t i = 0; i < alen; i += 2)
-		sum += mrcp_get_be16(a + i);
-	for (size_t i = 0; i < n; i += 2)
-		sum += i + 1 < n ? mrcp_get_be16(udp + i) : (uint32_t)udp[i] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xFFFF) + (sum >> 16);
-	return (uint16_t)sum;
+	return mrcp_csum_fold(mrcp_csum_add(sum, udp, n));
 }
 
 TEST(frame, frame_build__udp_checksum_when_asked)
@@ -539,8 +522,8 @@ TEST(frame, frame_build__udp_checksum_when_asked)
 			hl = mrcp_frame_hdr_len(&tx);
 			off = mrcp_frame_icrc_off(&tx);
 			ASSERT_NE(0, mrcp_get_be16(b + hl - 2));
-			ASSERT_EQ(0xFFFF, udp_sum(b + off, l3 == MRCP_FRAME_IPV4, b + hl - 8,
-						  len - hl + 8));
+			ASSERT_EQ(0, udp_verify(b + off, l3 == MRCP_FRAME_IPV4, b + hl - 8,
+						len - hl + 8));
 			/* the ICRC masks the checksum, so the frame still verifies */
 			rx_defaults(&cfg);
 			ASSERT_EQ(0, mrcp_frame_parse(&cfg, b, len, &v));

@@ -299,7 +299,7 @@ TEST(icrc, icrc_compute__every_other_bit_changes_it)
 
 TEST(icrc, icrc_compute__equals_crc32_of_ff_prefix_and_masked_copy)
 {
-	/* The definition of brief §3.9, restated with mrcp_crc32 directly. */
+	/* The definition of §3.9, restated with mrcp_crc32 directly. */
 	static const uint8_t ff[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
 
 	for (size_t v = 0; v < NVEC; v++) {

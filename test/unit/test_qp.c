@@ -7,13 +7,21 @@
  * mrcp_poll and decoded. The clock is a plain variable. Cases already in
  * test_engine.c (conn_info blob round trip, UDP port / version refusal, the
  * simple -EFAULT cases) are not repeated. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
 #include "engine_internal.h"
 #include "engine_fx.h"
+#include "mrc_client.h"
 #include "mrcp_test.h"
 #include "mrcp_wire.h"
+
+/* The blob an application carries between two libmrc-client peers is the
+ * one qp.c encodes: lib/client's public header cannot include lib/core's, so
+ * the two sizes are tied here, where both are visible. */
+static_assert(MRC_CONN_INFO_BYTES == MRCP_CONN_INFO_LEN, "lib/client and lib/core disagree on the conn info size");
+static_assert(MRC_CONN_INFO_TEXT == 2 * MRCP_CONN_INFO_LEN + 1, "the hex text form holds the blob and a NUL");
 
 #define PEER_QPN 0x100u
 #define BUF_VA 0x10000000ull

@@ -12,6 +12,7 @@
 
 #include "engine_internal.h"
 #include "engine_fx.h"
+#include "fake_link.h"
 #include "mrcp_test.h"
 #include "mrcp_wire.h"
 
@@ -26,12 +27,6 @@
 
 /* ---- fixture: one engine, one connected QP, a fake link ------------------ */
 
-struct out {
-	struct mrcp_tx tx;
-	struct mrcp_pkt p;
-	uint8_t bytes[MRCP_TX_HDR_MAX + MRCP_PAYLOAD_MAX + 8];
-};
-
 struct fx {
 	struct mrcp_engine *e;
 	uint32_t qpn;
@@ -39,9 +34,7 @@ struct fx {
 	uint8_t *buf;
 	uint32_t lkey, rkey;
 	uint64_t now;
-	struct out *o;
-	unsigned n_out;
-	char log[16384];
+	struct fake_link link;    /* what the engine sent at the last drain */
 };
 
 typedef void (*tweak_fn)(struct mrcp_engine_config *c, struct mrcp_qp_attr *a, struct mrcp_conn_info *ci);
@@ -53,7 +46,8 @@ static void fx_init_with(struct fx *f, tweak_fn tweak)
 	struct mrcp_qp_attr a;
 
 	memset(f, 0, sizeof(*f));
-	f->o = calloc(MAX_OUT, sizeof(*f->o));
+	fake_link_init(&f->link, MAX_OUT);
+	f->link.va_base = REMOTE_VA;
 	mrcp_engine_config_defaults(&c);
 	c.seed = 11;
 	c.n_ports = 1;
@@ -90,7 +84,7 @@ static void fx_fini(struct fx *f)
 {
 	mrcp_engine_destroy(f->e);
 	free(f->buf);
-	free(f->o);
+	fake_link_fini(&f->link);
 }
 
 /* Post a Write (or WriteImm) of @len bytes from local offset @off to
@@ -111,56 +105,15 @@ static int post(struct fx *f, uint64_t wr_id, uint8_t opcode, uint32_t off, uint
 	return mrcp_qp_post_send(f->e, f->qpn, &wr, f->now);
 }
 
-static void log_pkt(char *s, size_t cap, const struct mrcp_pkt *p)
-{
-	const char *name = mrcp_opcode_name(p->bth.opcode);
-	size_t n = strlen(s);
-
-	if (n != 0)
-		n += (size_t)snprintf(s + n, cap - n, "; ");
-	if (mrcp_opcode_is_data(p->bth.opcode)) {
-		n += (size_t)snprintf(s + n, cap - n, "%s psn %u msn %u va+%llu len %u", name, p->bth.psn,
-				      p->meth.msn, (unsigned long long)(p->reth.va - REMOTE_VA), p->payload_len);
-		if (p->bth.ack_req)
-			n += (size_t)snprintf(s + n, cap - n, " ackreq");
-		if (p->bth.rtx)
-			snprintf(s + n, cap - n, " rtx");
-	} else if (p->bth.opcode == MRCP_OP_PROBE) {
-		snprintf(s + n, cap - n, "PROBE psn %u id %u", p->bth.psn, p->peth.probe_id);
-	} else {
-		snprintf(s + n, cap - n, "%s psn %u", name ? name : "?", p->bth.psn);
-	}
-}
-
-/* Poll everything the engine has to send now; decode it into f->o and f->log. */
+/* Take everything the engine has to send now into f->link (packets and
+ * log); every packet is for the peer QP. */
 static unsigned drain(struct fx *f)
 {
-	struct mrcp_tx tx[64];
-	unsigned n, total = 0;
+	unsigned n = fake_link_drain(&f->link, f->e, f->now);
 
-	f->log[0] = '\0';
-	do {
-		n = mrcp_poll(f->e, f->now, tx, 64);
-		for (unsigned i = 0; i < n; i++) {
-			struct out *o = &f->o[total++];
-			uint32_t len = tx[i].hdr_len;
-
-			ASSERT_LE(total, MAX_OUT);
-			o->tx = tx[i];
-			memcpy(o->bytes, tx[i].hdr, tx[i].hdr_len);
-			for (unsigned k = 0; k < tx[i].n_seg; k++) {
-				memcpy(o->bytes + len, tx[i].seg[k].ptr, tx[i].seg[k].len);
-				len += tx[i].seg[k].len;
-			}
-			memset(o->bytes + len, 0, tx[i].pad);
-			len += tx[i].pad;
-			ASSERT_EQ(0, mrcp_pkt_decode(o->bytes, len, &o->p));
-			ASSERT_EQ(PEER_QPN, o->p.bth.dest_qp);
-			log_pkt(f->log, sizeof(f->log), &o->p);
-		}
-	} while (n == 64);
-	f->n_out = total;
-	return total;
+	for (unsigned i = 0; i < n; i++)
+		ASSERT_EQ(PEER_QPN, f->link.out[i].p.bth.dest_qp);
+	return n;
 }
 
 static void rx_pkt(struct fx *f, const struct mrcp_pkt *p)
@@ -230,9 +183,9 @@ static unsigned n_data(const struct fx *f, char *dlog, size_t cap)
 	unsigned k = 0;
 
 	dlog[0] = '\0';
-	for (unsigned i = 0; i < f->n_out; i++)
-		if (mrcp_opcode_is_data(f->o[i].p.bth.opcode)) {
-			log_pkt(dlog, cap, &f->o[i].p);
+	for (unsigned i = 0; i < f->link.n_out; i++)
+		if (mrcp_opcode_is_data(f->link.out[i].p.bth.opcode)) {
+			fake_link_format(dlog, cap, &f->link.out[i].p, REMOTE_VA);
 			k++;
 		}
 	return k;
@@ -277,9 +230,9 @@ TEST(req, req_tx__segments_first_middle_last_with_headers)
 	ASSERT_EQ(3, drain(&f));
 	ASSERT_STREQ("WRITE_FIRST psn 0 msn 0 va+0 len 1024; "
 		     "WRITE_MIDDLE psn 1 msn 0 va+1024 len 1024; "
-		     "WRITE_LAST psn 2 msn 0 va+2048 len 512 ackreq", f.log);
+		     "WRITE_LAST psn 2 msn 0 va+2048 len 512 ackreq", f.link.log);
 	for (unsigned i = 0; i < 3; i++) {
-		const struct out *o = &f.o[i];
+		const struct fake_link_pkt *o = &f.link.out[i];
 		ASSERT_EQ(2 * MTU + 512, o->p.reth.dma_len);
 		ASSERT_EQ(REMOTE_RKEY, o->p.reth.rkey);
 		ASSERT_EQ(0, o->p.meth.rq_msn);
@@ -311,20 +264,20 @@ TEST(req, req_tx__write_imm_carries_imm_on_last_only_and_counts_rq_msn)
 		     "WRITE_ONLY psn 1 msn 1 va+4096 len 0 ackreq; "
 		     "WRITE_FIRST psn 2 msn 2 va+8192 len 1024; "
 		     "WRITE_MIDDLE psn 3 msn 2 va+9216 len 1024; "
-		     "WRITE_LAST_IMM psn 4 msn 2 va+10240 len 1 ackreq", f.log);
-	ASSERT_EQ(0xAABBCCDD, f.o[0].p.imm);
-	ASSERT_TRUE(f.o[0].p.hdrs & MRCP_HDR_IMM);
-	ASSERT_EQ(0, f.o[0].p.meth.rq_msn); /* D12: WriteImms issued before it */
-	ASSERT_EQ(1, f.o[1].p.meth.rq_msn);
-	ASSERT_EQ(0, f.o[1].p.reth.dma_len);
-	ASSERT_FALSE(f.o[2].p.hdrs & MRCP_HDR_IMM);
-	ASSERT_FALSE(f.o[3].p.hdrs & MRCP_HDR_IMM);
-	ASSERT_TRUE(f.o[4].p.hdrs & MRCP_HDR_IMM);
-	ASSERT_EQ(0x11223344, f.o[4].p.imm);
-	ASSERT_EQ(1, f.o[4].p.meth.rq_msn);
-	ASSERT_EQ(2 * MTU + 1, f.o[4].p.reth.dma_len);
-	ASSERT_EQ(3, f.o[4].tx.pad);
-	ASSERT_MEMEQ(f.o[4].p.payload, f.buf + 0x2000 + 2 * MTU, 1);
+		     "WRITE_LAST_IMM psn 4 msn 2 va+10240 len 1 ackreq", f.link.log);
+	ASSERT_EQ(0xAABBCCDD, f.link.out[0].p.imm);
+	ASSERT_TRUE(f.link.out[0].p.hdrs & MRCP_HDR_IMM);
+	ASSERT_EQ(0, f.link.out[0].p.meth.rq_msn); /* D12: WriteImms issued before it */
+	ASSERT_EQ(1, f.link.out[1].p.meth.rq_msn);
+	ASSERT_EQ(0, f.link.out[1].p.reth.dma_len);
+	ASSERT_FALSE(f.link.out[2].p.hdrs & MRCP_HDR_IMM);
+	ASSERT_FALSE(f.link.out[3].p.hdrs & MRCP_HDR_IMM);
+	ASSERT_TRUE(f.link.out[4].p.hdrs & MRCP_HDR_IMM);
+	ASSERT_EQ(0x11223344, f.link.out[4].p.imm);
+	ASSERT_EQ(1, f.link.out[4].p.meth.rq_msn);
+	ASSERT_EQ(2 * MTU + 1, f.link.out[4].p.reth.dma_len);
+	ASSERT_EQ(3, f.link.out[4].tx.pad);
+	ASSERT_MEMEQ(f.link.out[4].p.payload, f.buf + 0x2000 + 2 * MTU, 1);
 	fx_fini(&f);
 }
 
@@ -346,28 +299,28 @@ TEST(req, req_tx__scatter_list_spans_packet_boundaries)
 	ASSERT_EQ(0, mrcp_qp_post_send(f.e, f.qpn, &wr, f.now));
 	ASSERT_EQ(3, drain(&f));
 	/* packet 0: 700 of SGE 0 + 324 of SGE 1 */
-	ASSERT_EQ(2, f.o[0].tx.n_seg);
-	ASSERT_TRUE(f.o[0].tx.seg[0].ptr == f.buf + 0x10000);
-	ASSERT_EQ(700, f.o[0].tx.seg[0].len);
-	ASSERT_TRUE(f.o[0].tx.seg[1].ptr == f.buf + 0x20000);
-	ASSERT_EQ(324, f.o[0].tx.seg[1].len);
+	ASSERT_EQ(2, f.link.out[0].tx.n_seg);
+	ASSERT_TRUE(f.link.out[0].tx.seg[0].ptr == f.buf + 0x10000);
+	ASSERT_EQ(700, f.link.out[0].tx.seg[0].len);
+	ASSERT_TRUE(f.link.out[0].tx.seg[1].ptr == f.buf + 0x20000);
+	ASSERT_EQ(324, f.link.out[0].tx.seg[1].len);
 	/* packet 1: the other 376 of SGE 1 + 648 of SGE 2 */
-	ASSERT_EQ(2, f.o[1].tx.n_seg);
-	ASSERT_TRUE(f.o[1].tx.seg[0].ptr == f.buf + 0x20000 + 324);
-	ASSERT_EQ(376, f.o[1].tx.seg[0].len);
-	ASSERT_TRUE(f.o[1].tx.seg[1].ptr == f.buf + 0x30000);
-	ASSERT_EQ(648, f.o[1].tx.seg[1].len);
+	ASSERT_EQ(2, f.link.out[1].tx.n_seg);
+	ASSERT_TRUE(f.link.out[1].tx.seg[0].ptr == f.buf + 0x20000 + 324);
+	ASSERT_EQ(376, f.link.out[1].tx.seg[0].len);
+	ASSERT_TRUE(f.link.out[1].tx.seg[1].ptr == f.buf + 0x30000);
+	ASSERT_EQ(648, f.link.out[1].tx.seg[1].len);
 	/* packet 2: the last 352 of SGE 2 */
-	ASSERT_EQ(1, f.o[2].tx.n_seg);
-	ASSERT_TRUE(f.o[2].tx.seg[0].ptr == f.buf + 0x30000 + 648);
-	ASSERT_EQ(352, f.o[2].tx.seg[0].len);
+	ASSERT_EQ(1, f.link.out[2].tx.n_seg);
+	ASSERT_TRUE(f.link.out[2].tx.seg[0].ptr == f.buf + 0x30000 + 648);
+	ASSERT_EQ(352, f.link.out[2].tx.seg[0].len);
 	memcpy(want, f.buf + 0x10000, 700);
 	memcpy(want + 700, f.buf + 0x20000, 700);
 	memcpy(want + 1400, f.buf + 0x30000, 1000);
-	ASSERT_MEMEQ(f.o[0].p.payload, want, 1024);
-	ASSERT_MEMEQ(f.o[1].p.payload, want + 1024, 1024);
-	ASSERT_MEMEQ(f.o[2].p.payload, want + 2048, 352);
-	ASSERT_EQ(2400, f.o[2].p.reth.dma_len);
+	ASSERT_MEMEQ(f.link.out[0].p.payload, want, 1024);
+	ASSERT_MEMEQ(f.link.out[1].p.payload, want + 1024, 1024);
+	ASSERT_MEMEQ(f.link.out[2].p.payload, want + 2048, 352);
+	ASSERT_EQ(2400, f.link.out[2].p.reth.dma_len);
 	fx_fini(&f);
 }
 
@@ -387,15 +340,15 @@ TEST(req, req_tx__window_w_holds_new_psns_until_cack_moves)
 	ASSERT_EQ(128, f.qp->W);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 200 * MTU, 0));
 	ASSERT_EQ(128, drain(&f));
-	ASSERT_EQ(127, f.o[127].p.bth.psn);
+	ASSERT_EQ(127, f.link.out[127].p.bth.psn);
 	ASSERT_GT(qc(&f).stalls_window, 0);
 	ASSERT_EQ(0, drain(&f));
 	/* cack 9 frees PSNs 0..9: ten more may go */
 	sack(&f, 9, 1, 0, 0, 0);
 	ASSERT_EQ(10, f.qp->snd_una);
 	ASSERT_EQ(10, drain(&f));
-	ASSERT_EQ(128, f.o[0].p.bth.psn);
-	ASSERT_EQ(137, f.o[9].p.bth.psn);
+	ASSERT_EQ(128, f.link.out[0].p.bth.psn);
+	ASSERT_EQ(137, f.link.out[9].p.bth.psn);
 	fx_fini(&f);
 }
 
@@ -463,7 +416,7 @@ TEST(req, infer_losses__older_than_guard_is_resent_on_another_ev_as_retx)
 	ASSERT_GT(guard, 4000);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
 	ASSERT_EQ(1, drain(&f));
-	ev0 = f.o[0].tx.ev;
+	ev0 = f.link.out[0].tx.ev;
 	f.now = T0 + 1000;
 	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
 	ASSERT_EQ(1, drain(&f));
@@ -481,10 +434,10 @@ TEST(req, infer_losses__older_than_guard_is_resent_on_another_ev_as_retx)
 	sack(&f, 0xFFFFFF, 1, 0x6, 0, 0);
 	ASSERT_EQ(1, qc(&f).losses);
 	ASSERT_EQ(1, drain(&f));
-	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", f.log);
-	ASSERT_TRUE(f.o[0].tx.rtx);
-	ASSERT_NE(ev0, f.o[0].tx.ev);  /* D31 */
-	ASSERT_EQ(12, f.o[0].tx.dscp); /* TRIMMABLE_RETX */
+	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", f.link.log);
+	ASSERT_TRUE(f.link.out[0].tx.rtx);
+	ASSERT_NE(ev0, f.link.out[0].tx.ev);  /* D31 */
+	ASSERT_EQ(12, f.link.out[0].tx.dscp); /* TRIMMABLE_RETX */
 	ASSERT_EQ(1, qc(&f).rtx_fast);
 	ASSERT_EQ(2, sb(&f, 0)->tx_count);
 	fx_fini(&f);
@@ -530,8 +483,8 @@ TEST(req, infer_losses__silent_loss_is_resent_on_another_plane)
 		sack(&f, 0xFFFFFF, 2, 0x1, 0, 0); /* PSN 1 arrived, PSN 0 did not */
 		ASSERT_EQ(1, qc(&f).losses);
 		ASSERT_EQ(1, drain(&f));
-		ASSERT_TRUE(f.o[0].tx.rtx);
-		ASSERT_NE(port0, f.o[0].tx.port); /* D62 */
+		ASSERT_TRUE(f.link.out[0].tx.rtx);
+		ASSERT_NE(port0, f.link.out[0].tx.port); /* D62 */
 		fx_fini(&f);
 	}
 }
@@ -546,14 +499,14 @@ TEST(req, req_on_nack__trimmed_resends_at_once_on_another_ev_and_skips_it)
 	fx_init(&f);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
 	ASSERT_EQ(1, drain(&f));
-	ev0 = f.o[0].tx.ev;
+	ev0 = f.link.out[0].tx.ev;
 	ASSERT_EQ(MRCP_EV_GOOD, ev_state(&f, ev0));
 	nack(&f, MRCP_NACK_TRIMMED, 0, ev0);
 	ASSERT_EQ(MRCP_EV_SKIP, ev_state(&f, ev0));
 	ASSERT_EQ(1, drain(&f));
-	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", f.log);
-	ASSERT_NE(ev0, f.o[0].tx.ev);
-	ASSERT_EQ(12, f.o[0].tx.dscp);
+	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", f.link.log);
+	ASSERT_NE(ev0, f.link.out[0].tx.ev);
+	ASSERT_EQ(12, f.link.out[0].tx.dscp);
 	ASSERT_EQ(1, qc(&f).rtx_nack);
 	ASSERT_EQ(1, qc(&f).nack_rx);
 	ASSERT_EQ(0, f.qp->k);
@@ -569,13 +522,13 @@ TEST(req, req_on_nack__trimmed_lasthop_resends_without_touching_the_ev)
 	fx_init(&f);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
 	ASSERT_EQ(1, drain(&f));
-	ev0 = f.o[0].tx.ev;
+	ev0 = f.link.out[0].tx.ev;
 	idx = ev_index(&f, ev0);
 	nack(&f, MRCP_NACK_TRIMMED_LASTHOP, 0, ev0);
 	ASSERT_EQ(MRCP_EV_GOOD, ev_state(&f, ev0));
 	ASSERT_EQ(0, mrcp_qp_evs(f.e, f.qpn)->evs[idx].c.trims);
 	ASSERT_EQ(1, drain(&f));
-	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", f.log);
+	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", f.link.log);
 	ASSERT_EQ(1, qc(&f).rtx_nack);
 	fx_fini(&f);
 }
@@ -740,10 +693,10 @@ TEST(req, req_on_timer__tail_loss_probe_after_min_rtt_plus_two_target_qdelay)
 	ASSERT_EQ(0, drain(&f));
 	f.now = due + 2048;
 	ASSERT_GE(drain(&f), 1); /* exactly 1: see req_on_timer__tail_loss_probe_is_sent_once */
-	ASSERT_EQ(MRCP_OP_PROBE, f.o[0].p.bth.opcode);
-	ASSERT_EQ(1, f.o[0].p.bth.psn); /* D11: PSN = next_psn - 1 */
-	ASSERT_EQ(0, f.o[0].p.peth.probe_id);
-	ASSERT_EQ(MRCP_ECN_ECT0, f.o[0].tx.ecn);
+	ASSERT_EQ(MRCP_OP_PROBE, f.link.out[0].p.bth.opcode);
+	ASSERT_EQ(1, f.link.out[0].p.bth.psn); /* D11: PSN = next_psn - 1 */
+	ASSERT_EQ(0, f.link.out[0].p.peth.probe_id);
+	ASSERT_EQ(MRCP_ECN_ECT0, f.link.out[0].tx.ecn);
 	/* at most one outstanding: nothing more until it is answered */
 	uint64_t sent = qc(&f).probe_tx;
 	f.now = due + tq;
@@ -760,8 +713,8 @@ TEST(req, req_on_sack__verdict_skips_the_echoed_ev_unless_a_probe_answer)
 	fx_init(&f);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 2 * MTU, 0));
 	ASSERT_EQ(2, drain(&f));
-	ev0 = f.o[0].tx.ev;
-	ev1 = f.o[1].tx.ev;
+	ev0 = f.link.out[0].tx.ev;
+	ev1 = f.link.out[1].tx.ev;
 	ASSERT_NE(ev0, ev1);
 	sack_full(&f, 0, 1, 0, ev0, 0, MRCP_VERDICT_SKIP_ONCE, false);
 	ASSERT_EQ(MRCP_EV_SKIP, ev_state(&f, ev0));
@@ -785,10 +738,10 @@ TEST(req, req_on_sack__probe_answer_clears_the_outstanding_tail_loss_probe)
 	ASSERT_EQ(1, drain(&f));
 	f.now = T0 + 2 * tq + 2048;
 	drain(&f);
-	ASSERT_EQ(MRCP_OP_PROBE, f.o[0].p.bth.opcode);
+	ASSERT_EQ(MRCP_OP_PROBE, f.link.out[0].p.bth.opcode);
 	ASSERT_TRUE(f.qp->tlp_out);
 	/* the responder has nothing: cack unchanged, pr = 1 */
-	sack_full(&f, 0xFFFFFF, 1, 0, f.o[0].tx.ev, 0, MRCP_VERDICT_NONE, true);
+	sack_full(&f, 0xFFFFFF, 1, 0, f.link.out[0].tx.ev, 0, MRCP_VERDICT_NONE, true);
 	ASSERT_FALSE(f.qp->tlp_out);
 	fx_fini(&f);
 }
@@ -802,7 +755,7 @@ TEST(req, req_on_timer__rto_resends_on_a_fresh_ev_and_retires_the_old_one)
 	fx_init(&f);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
 	ASSERT_EQ(1, drain(&f));
-	ev0 = f.o[0].tx.ev;
+	ev0 = f.link.out[0].tx.ev;
 	f.now = T0 + f.qp->T_ns - 2048;
 	drain(&f);
 	ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog)));
@@ -815,9 +768,9 @@ TEST(req, req_on_timer__rto_resends_on_a_fresh_ev_and_retires_the_old_one)
 	ASSERT_EQ(1, qc(&f).rtx_rto);
 	ASSERT_EQ(1, f.qp->k);
 	ASSERT_EQ(MRCP_EV_ASSUMED_BAD, ev_state(&f, ev0));
-	for (unsigned i = 0; i < f.n_out; i++)
-		if (mrcp_opcode_is_data(f.o[i].p.bth.opcode))
-			ASSERT_NE(ev0, f.o[i].tx.ev);
+	for (unsigned i = 0; i < f.link.n_out; i++)
+		if (mrcp_opcode_is_data(f.link.out[i].p.bth.opcode))
+			ASSERT_NE(ev0, f.link.out[i].tx.ev);
 	fx_fini(&f);
 }
 
@@ -835,7 +788,7 @@ static void rto_then_sack(bool resend_arrived)
 	fx_init(&f);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
 	ASSERT_EQ(1, drain(&f));
-	ev0 = f.o[0].tx.ev;
+	ev0 = f.link.out[0].tx.ev;
 	f.now = resent = T0 + f.qp->T_ns + 2048;
 	drain(&f);
 	ASSERT_EQ(1, qc(&f).rtx_rto);
@@ -869,7 +822,7 @@ TEST(req, undo_charge__a_lost_psn_sacked_before_its_resend_gives_the_ev_back)
 	guard = f.qp->target_qdelay_ns;
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
 	ASSERT_EQ(1, drain(&f));
-	ev0 = f.o[0].tx.ev;
+	ev0 = f.link.out[0].tx.ev;
 	f.now = T0 + 1000;
 	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
 	ASSERT_EQ(1, drain(&f));
@@ -908,7 +861,7 @@ TEST(req, req_on_timer__hold_expiry_sends_no_probe)
 	nack(&f, MRCP_NACK_NO_RESOURCE, 0, 0);
 	f.now += 12000 + 2048;
 	ASSERT_EQ(1, drain(&f)); /* got 3: PROBE id 0; PROBE id 1; the rtx */
-	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", f.log);
+	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", f.link.log);
 	ASSERT_EQ(0, qc(&f).probe_tx);
 	fx_fini(&f);
 }
@@ -924,7 +877,7 @@ TEST(req, req_on_timer__tail_loss_probe_is_sent_once)
 	ASSERT_EQ(1, drain(&f));
 	f.now = T0 + 2 * tq + 2048;
 	ASSERT_EQ(1, drain(&f)); /* got 2: PROBE id 0; PROBE id 1 */
-	ASSERT_STREQ("PROBE psn 0 id 0", f.log);
+	ASSERT_STREQ("PROBE psn 0 id 0", f.link.log);
 	fx_fini(&f);
 }
 
@@ -947,9 +900,9 @@ TEST(req, ev_counters__one_event_counts_once)
 	fx_init(&f);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 3 * MTU, 0));
 	ASSERT_EQ(3, drain(&f));
-	ev0 = f.o[0].tx.ev;
-	ev1 = f.o[1].tx.ev;
-	ev2 = f.o[2].tx.ev;
+	ev0 = f.link.out[0].tx.ev;
+	ev1 = f.link.out[1].tx.ev;
+	ev2 = f.link.out[2].tx.ev;
 	s = mrcp_qp_evs(f.e, f.qpn);
 	sack_full(&f, 0, 1, 0, ev0, 0, MRCP_VERDICT_SKIP_ONCE, false);
 	ASSERT_EQ(1, s->evs[ev_index(&f, ev0)].c.ecn); /* got 2 */
@@ -1054,7 +1007,7 @@ TEST(req, cc_inflight__a_lost_packet_leaves_once_though_both_copies_arrive)
 	ASSERT_EQ(1, qc(&f).losses);
 	inv_ok(&f);
 	ASSERT_EQ(1, drain(&f));
-	ASSERT_TRUE(f.o[0].tx.rtx);
+	ASSERT_TRUE(f.link.out[0].tx.rtx);
 	inv_ok(&f);
 	/* the original arrives late, then the copy (a duplicate, D19): each
 	 * SACK reports more bytes, but only the one copy in flight leaves */

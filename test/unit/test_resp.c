@@ -13,6 +13,7 @@
 
 #include "engine_internal.h"
 #include "engine_fx.h"
+#include "fake_link.h"
 #include "mrcp_test.h"
 #include "mrcp_wire.h"
 
@@ -26,12 +27,6 @@
 
 /* ---- fixture: one engine, one connected QP, a fake link ------------------ */
 
-struct out {
-	struct mrcp_tx tx;
-	struct mrcp_pkt p;
-	uint8_t bytes[MRCP_TX_HDR_MAX + MRCP_PAYLOAD_MAX + 8];
-};
-
 struct fx {
 	struct mrcp_engine *e;
 	uint32_t qpn;
@@ -39,9 +34,7 @@ struct fx {
 	uint8_t *buf;
 	uint32_t lkey, rkey;
 	uint64_t now;
-	struct out o[MAX_OUT];
-	unsigned n_out;
-	char log[8192];
+	struct fake_link link;    /* what the engine sent at the last drain */
 };
 
 /* rx options of a hand-made packet */
@@ -60,6 +53,7 @@ static void fx_init_with(struct fx *f, const struct mrcp_qp_attr *attr)
 	struct mrcp_conn_info ci;
 
 	memset(f, 0, sizeof(*f));
+	fake_link_init(&f->link, MAX_OUT);
 	for (uint32_t i = 0; i < BUF_LEN; i++)
 		src_bytes[i] = (uint8_t)(i * 7 + (i >> 8) + 1);
 	mrcp_engine_config_defaults(&c);
@@ -92,6 +86,7 @@ static void fx_fini(struct fx *f)
 {
 	mrcp_engine_destroy(f->e);
 	free(f->buf);
+	fake_link_fini(&f->link);
 }
 
 /* A data packet of message @msn: @len payload bytes at message offset @off,
@@ -140,55 +135,14 @@ static void rx1(struct fx *f, const struct mrcp_pkt *p, const struct rxo *o)
 	rx_burst(f, p, o, 1);
 }
 
-static void log_pkt(char *s, size_t cap, const struct mrcp_pkt *p)
-{
-	const char *name = mrcp_opcode_name(p->bth.opcode);
-	size_t n = strlen(s);
-
-	if (n != 0)
-		n += (size_t)snprintf(s + n, cap - n, "; ");
-	switch (p->bth.opcode) {
-	case MRCP_OP_SACK:
-		snprintf(s + n, cap - n, "SACK cack %u ack_off %d sack_off %d bm 0x%llx m %u pr %u",
-			 p->seth.cack_psn, p->seth.ack_psn_offset, p->seth.sack_offset,
-			 (unsigned long long)p->seth.sack_bitmap, p->seth.m, p->seth.pr);
-		break;
-	case MRCP_OP_NACK:
-		snprintf(s + n, cap - n, "NACK %s psn %u", mrcp_nack_code_name(p->neth.nack_code), p->neth.nack_psn);
-		break;
-	case MRCP_OP_ACK:
-		snprintf(s + n, cap - n, "ACK 0x%02x msn %u psn %u", p->aeth.syndrome, p->aeth.msn, p->bth.psn);
-		break;
-	default:
-		snprintf(s + n, cap - n, "%s psn %u", name ? name : "?", p->bth.psn);
-		break;
-	}
-}
-
-/* Poll everything the engine has to send; decode it into f->o and f->log. */
+/* Take up to MAX_OUT packets the engine has to send now into f->link
+ * (packets and log); every packet is for the peer QP. */
 static unsigned drain(struct fx *f)
 {
-	struct mrcp_tx tx[MAX_OUT];
-	unsigned n = mrcp_poll(f->e, f->now, tx, MAX_OUT);
+	unsigned n = fake_link_poll(&f->link, f->e, f->now, MAX_OUT);
 
-	f->n_out = n;
-	f->log[0] = '\0';
-	for (unsigned i = 0; i < n; i++) {
-		struct out *o = &f->o[i];
-		uint32_t len = tx[i].hdr_len;
-
-		o->tx = tx[i];
-		memcpy(o->bytes, tx[i].hdr, tx[i].hdr_len);
-		for (unsigned k = 0; k < tx[i].n_seg; k++) {
-			memcpy(o->bytes + len, tx[i].seg[k].ptr, tx[i].seg[k].len);
-			len += tx[i].seg[k].len;
-		}
-		memset(o->bytes + len, 0, tx[i].pad);
-		len += tx[i].pad;
-		ASSERT_EQ(0, mrcp_pkt_decode(o->bytes, len, &o->p));
-		ASSERT_EQ(PEER_QPN, o->p.bth.dest_qp);
-		log_pkt(f->log, sizeof(f->log), &o->p);
-	}
+	for (unsigned i = 0; i < n; i++)
+		ASSERT_EQ(PEER_QPN, f->link.out[i].p.bth.dest_qp);
 	return n;
 }
 
@@ -196,17 +150,17 @@ static unsigned count_op(const struct fx *f, uint8_t op)
 {
 	unsigned k = 0;
 
-	for (unsigned i = 0; i < f->n_out; i++)
-		k += f->o[i].p.bth.opcode == op;
+	for (unsigned i = 0; i < f->link.n_out; i++)
+		k += f->link.out[i].p.bth.opcode == op;
 	return k;
 }
 
 static const struct mrcp_pkt *first_op(const struct fx *f, uint8_t op)
 {
-	for (unsigned i = 0; i < f->n_out; i++)
-		if (f->o[i].p.bth.opcode == op)
-			return &f->o[i].p;
-	mrcp_test_fail(__FILE__, __LINE__, "no %s in: %s", mrcp_opcode_name(op), f->log);
+	for (unsigned i = 0; i < f->link.n_out; i++)
+		if (f->link.out[i].p.bth.opcode == op)
+			return &f->link.out[i].p;
+	mrcp_test_fail(__FILE__, __LINE__, "no %s in: %s", mrcp_opcode_name(op), f->link.log);
 }
 
 static uint32_t nominal_data(uint32_t payload, bool imm)
@@ -244,7 +198,7 @@ TEST(resp, resp_on_data__in_order_only_packet_lands_at_va_and_is_acked)
 	ASSERT_EQ(0, f.buf[0x3F]);
 	drain(&f);
 	/* AckReq: SACK at once; MSN 0 released: AETH at the end of the burst */
-	ASSERT_STREQ("SACK cack 0 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0; ACK 0x1f msn 0 psn 0", f.log);
+	ASSERT_STREQ("SACK cack 0 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0; ACK 0x1f msn 0 psn 0", f.link.log);
 	ASSERT_EQ(1, qc(&f).rx_data_pkts);
 	ASSERT_EQ(100, qc(&f).rx_data_bytes);
 	ASSERT_EQ(0, f.qp->rcv_cack);
@@ -269,10 +223,10 @@ TEST(resp, resp_on_data__out_of_order_packets_each_land_at_their_va)
 	ASSERT_EQ(CACK0, f.qp->rcv_cack);
 	ASSERT_EQ(1, f.qp->ooo);
 	drain(&f);
-	ASSERT_STREQ("SACK cack 16777215 ack_off 3 sack_off 1 bm 0x4 m 0 pr 0", f.log);
+	ASSERT_STREQ("SACK cack 16777215 ack_off 3 sack_off 1 bm 0x4 m 0 pr 0", f.link.log);
 	rx1(&f, &p[1], NULL);
 	drain(&f);
-	ASSERT_STREQ("SACK cack 16777215 ack_off 2 sack_off 1 bm 0x6 m 0 pr 0", f.log);
+	ASSERT_STREQ("SACK cack 16777215 ack_off 2 sack_off 1 bm 0x6 m 0 pr 0", f.link.log);
 	ASSERT_EQ(2, f.qp->ooo);
 	rx1(&f, &p[0], NULL);
 	ASSERT_MEMEQ(f.buf + 0x1000, src_bytes + 0x1000, dma);
@@ -280,7 +234,7 @@ TEST(resp, resp_on_data__out_of_order_packets_each_land_at_their_va)
 	ASSERT_EQ(0, f.qp->ooo);
 	drain(&f);
 	/* D38/D11: the AETH carries the last PSN of the completed message */
-	ASSERT_STREQ("SACK cack 2 ack_off -2 sack_off 1 bm 0x0 m 0 pr 0; ACK 0x1f msn 0 psn 2", f.log);
+	ASSERT_STREQ("SACK cack 2 ack_off -2 sack_off 1 bm 0x0 m 0 pr 0; ACK 0x1f msn 0 psn 2", f.link.log);
 	fx_fini(&f);
 }
 
@@ -294,7 +248,7 @@ TEST(resp, resp_on_data__duplicate_below_cack_is_sacked_not_placed)
 	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY, 0, 0, 0, 0, 64, 64);
 	rx1(&f, &p, NULL);
 	drain(&f);
-	ASSERT_STREQ("SACK cack 0 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0; ACK 0x1f msn 0 psn 0", f.log);
+	ASSERT_STREQ("SACK cack 0 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0; ACK 0x1f msn 0 psn 0", f.link.log);
 	memset(f.buf, 0xEE, 64); /* a re-placement would overwrite this */
 	rb = f.qp->rcvd_bytes;
 	rx1(&f, &p, NULL);
@@ -304,7 +258,7 @@ TEST(resp, resp_on_data__duplicate_below_cack_is_sacked_not_placed)
 	ASSERT_EQ(1, qc(&f).rx_data_pkts);
 	ASSERT_EQ(rb + nominal_data(64, false), f.qp->rcvd_bytes); /* D19 counts duplicates */
 	drain(&f);
-	ASSERT_STREQ("SACK cack 0 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0", f.log);
+	ASSERT_STREQ("SACK cack 0 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0", f.link.log);
 	fx_fini(&f);
 }
 
@@ -325,7 +279,7 @@ TEST(resp, resp_on_data__duplicate_above_cack_with_bit_set_is_sacked_not_placed)
 	ASSERT_EQ(1, qc(&f).rx_dup);
 	ASSERT_EQ(1, f.qp->ooo);
 	drain(&f);
-	ASSERT_STREQ("SACK cack 16777215 ack_off 3 sack_off 1 bm 0x4 m 0 pr 0", f.log);
+	ASSERT_STREQ("SACK cack 16777215 ack_off 3 sack_off 1 bm 0x4 m 0 pr 0", f.link.log);
 	fx_fini(&f);
 }
 
@@ -345,7 +299,7 @@ TEST(resp, resp_on_data__beyond_window_is_nacked_psn_oor)
 	ASSERT_EQ(0, qc(&f).rx_data_pkts);
 	ASSERT_EQ(0, f.buf[0]);
 	drain(&f);
-	ASSERT_STREQ("NACK PSN_OOR_WINDOW psn 1024", f.log);
+	ASSERT_STREQ("NACK PSN_OOR_WINDOW psn 1024", f.link.log);
 	ASSERT_EQ(MRCP_QPS_RTS, mrcp_qp_state(f.e, f.qpn));
 	/* the last PSN inside the window is accepted */
 	data_pkt(&f, &p, MRCP_OP_WRITE_MIDDLE, rW - 1, 0, 0, (rW - 1) * MTU, MTU, (rW + 1) * MTU);
@@ -354,7 +308,7 @@ TEST(resp, resp_on_data__beyond_window_is_nacked_psn_oor)
 	ASSERT_MEMEQ(f.buf + (rW - 1) * MTU, src_bytes + (rW - 1) * MTU, MTU);
 	drain(&f);
 	/* D27: base = trigger - 63 = 960, the trigger is bit 63 */
-	ASSERT_STREQ("SACK cack 16777215 ack_off 1024 sack_off 961 bm 0x8000000000000000 m 0 pr 0", f.log);
+	ASSERT_STREQ("SACK cack 16777215 ack_off 1024 sack_off 961 bm 0x8000000000000000 m 0 pr 0", f.link.log);
 	fx_fini(&f);
 }
 
@@ -376,7 +330,7 @@ TEST(resp, resp_on_data__trimmed_is_nacked_with_echoed_ev_psn_and_timestamp)
 	ASSERT_EQ(0, f.buf[0]);
 	ASSERT_EQ(CACK0, f.qp->rcv_cack);
 	drain(&f);
-	ASSERT_STREQ("NACK TRIMMED psn 0", f.log);
+	ASSERT_STREQ("NACK TRIMMED psn 0", f.link.log);
 	n = first_op(&f, MRCP_OP_NACK);
 	ASSERT_EQ(0xBEEF, n->neth.entropy);
 	ASSERT_EQ(0, n->neth.nack_psn);
@@ -389,7 +343,7 @@ TEST(resp, resp_on_data__trimmed_is_nacked_with_echoed_ev_psn_and_timestamp)
 	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY, 1, 1, 0, 0, 512, 512);
 	rx1(&f, &p, &o);
 	drain(&f);
-	ASSERT_STREQ("NACK TRIMMED_LASTHOP psn 1", f.log);
+	ASSERT_STREQ("NACK TRIMMED_LASTHOP psn 1", f.link.log);
 	ASSERT_EQ(2, qc(&f).rx_trimmed);
 	fx_fini(&f);
 }
@@ -406,7 +360,7 @@ TEST(resp, resp_on_data__trimmed_duplicate_is_sacked)
 	drain(&f);
 	rx1(&f, &p, &o); /* trimmed copy of a PSN we have */
 	drain(&f);
-	ASSERT_STREQ("SACK cack 0 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0", f.log);
+	ASSERT_STREQ("SACK cack 0 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0", f.link.log);
 	ASSERT_EQ(0, qc(&f).nack_tx);
 	fx_fini(&f);
 }
@@ -433,7 +387,7 @@ TEST(resp, resp_on_data__sack_every_fourth_and_at_burst_end)
 	rx_burst(&f, p, NULL, 6);
 	drain(&f);
 	ASSERT_STREQ("SACK cack 3 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0; "
-		     "SACK cack 5 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0", f.log);
+		     "SACK cack 5 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0", f.link.log);
 	middles(&f, p, 6, 3);
 	rx_burst(&f, p, NULL, 3);
 	drain(&f);
@@ -443,7 +397,7 @@ TEST(resp, resp_on_data__sack_every_fourth_and_at_burst_end)
 	drain(&f);
 	/* 8 new: after the 4th and the 8th; nothing left for the burst end */
 	ASSERT_STREQ("SACK cack 12 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0; "
-		     "SACK cack 16 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0", f.log);
+		     "SACK cack 16 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0", f.link.log);
 	ASSERT_EQ(5, qc(&f).sack_tx);
 	fx_fini(&f);
 }
@@ -465,13 +419,13 @@ TEST(resp, resp_on_data__ackreq_rtx_and_ce_are_sacked_at_once)
 	ASSERT_STREQ("SACK cack 0 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0; "
 		     "SACK cack 1 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0; "
 		     "SACK cack 2 ack_off 0 sack_off 1 bm 0x0 m 1 pr 0; "
-		     "SACK cack 3 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0", f.log);
+		     "SACK cack 3 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0", f.link.log);
 	fx_fini(&f);
 }
 
 /* ---- SACK format (D26, D27, D18, D19) --------------------------------------------------- */
 
-TEST(resp, send_sack__brief_example_holes_5_and_8_give_bitmap_0x76)
+TEST(resp, send_sack__spec_example_holes_5_and_8_give_bitmap_0x76)
 {
 	struct fx f;
 	struct mrcp_pkt all[12], p[10];
@@ -491,8 +445,8 @@ TEST(resp, send_sack__brief_example_holes_5_and_8_give_bitmap_0x76)
 	/* every 4th new packet (PSNs 3 and 9), then the burst end (PSN 11) */
 	ASSERT_STREQ("SACK cack 3 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0; "
 		     "SACK cack 4 ack_off 5 sack_off 1 bm 0x16 m 0 pr 0; "
-		     "SACK cack 4 ack_off 7 sack_off 1 bm 0x76 m 0 pr 0", f.log);
-	s = &f.o[2].p;
+		     "SACK cack 4 ack_off 7 sack_off 1 bm 0x76 m 0 pr 0", f.link.log);
+	s = &f.link.out[2].p;
 	ASSERT_EQ(4, s->bth.psn); /* D11: SACK PSN = cack */
 	ASSERT_EQ(EV_A, s->seth.entropy);
 	ASSERT_EQ(0x100 + 11, s->cc.tx_timestamp); /* the trigger's timestamp */
@@ -517,7 +471,7 @@ TEST(resp, send_sack__base_is_trigger_minus_63_when_cack_is_far_behind)
 	rx_burst(&f, p, NULL, 2);
 	drain(&f);
 	/* the AckReq SACK also covers PSN 1: no second SACK at the burst end */
-	ASSERT_STREQ("SACK cack 16777215 ack_off 71 sack_off 8 bm 0x8000000000000000 m 0 pr 0", f.log);
+	ASSERT_STREQ("SACK cack 16777215 ack_off 71 sack_off 8 bm 0x8000000000000000 m 0 pr 0", f.link.log);
 	ASSERT_EQ(2, f.qp->ooo);
 	fx_fini(&f);
 }
@@ -540,9 +494,9 @@ TEST(resp, resp_on_data__six_of_eight_ce_is_always_skip)
 	/* CE count after each: 0:- 1:1 2:2 3:- 4:3 5:4 6:5 7:6 of 8 8:7 of 8 */
 	rx_burst(&f, p, o, 9);
 	drain(&f);
-	for (unsigned i = 0; i < f.n_out; i++) {
+	for (unsigned i = 0; i < f.link.n_out; i++) {
 		char b[32];
-		snprintf(b, sizeof(b), "%s%u", i ? " " : "", f.o[i].p.seth.m);
+		snprintf(b, sizeof(b), "%s%u", i ? " " : "", f.link.out[i].p.seth.m);
 		strcat(want, b);
 	}
 	/* one SACK per CE packet; packets 0 and 3 ride on the next CE SACK */
@@ -568,7 +522,7 @@ TEST(resp, release__aeth_waits_for_msn_order_and_names_highest_completed)
 	ASSERT_EQ(0, f.qp->rcv_msn);
 	rx_burst(&f, &p[0], NULL, 1);
 	drain(&f);
-	ASSERT_STREQ("SACK cack 2 ack_off -2 sack_off 1 bm 0x0 m 0 pr 0; ACK 0x1f msn 2 psn 2", f.log);
+	ASSERT_STREQ("SACK cack 2 ack_off -2 sack_off 1 bm 0x0 m 0 pr 0; ACK 0x1f msn 2 psn 2", f.link.log);
 	ASSERT_EQ(3, f.qp->rcv_msn);
 	ASSERT_EQ(1, qc(&f).ack_tx);
 	fx_fini(&f);
@@ -631,7 +585,7 @@ TEST(resp, release__write_imm_without_a_receive_is_nak_invalid_and_error)
 	rx1(&f, &p, NULL);
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, f.qpn));
 	drain(&f);
-	ASSERT_STREQ("ACK 0x61 msn 65535 psn 16777215", f.log);
+	ASSERT_STREQ("ACK 0x61 msn 65535 psn 16777215", f.link.log);
 	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 4));
 	ASSERT_EQ(MRCP_EVENT_QP_ERROR, ev[0].type);
 	ASSERT_EQ(MRCP_WC_REM_INV_REQ_ERR, ev[0].qp_error.status);
@@ -649,7 +603,7 @@ static void expect_fatal(struct fx *f, const struct mrcp_pkt *p, const char *log
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f->e, f->qpn));
 	ASSERT_EQ(placed, qc(f).rx_data_pkts);
 	drain(f);
-	ASSERT_STREQ(log, f->log);
+	ASSERT_STREQ(log, f->link.log);
 	ASSERT_EQ(1, mrcp_poll_events(f->e, ev, 4));
 	ASSERT_EQ(status, ev[0].qp_error.status);
 	/* nothing more is accepted */
@@ -752,7 +706,7 @@ TEST(resp, resp_on_probe__sack_pr_offset_zero_echoes_ev_and_ts_then_aeth)
 	pr.peth.ftype = MRCP_TSETH_FTYPE;
 	rx1(&f, &pr, &o);
 	drain(&f);
-	ASSERT_STREQ("SACK cack 0 ack_off 0 sack_off 1 bm 0x2 m 0 pr 1; ACK 0x1f msn 0 psn 0", f.log);
+	ASSERT_STREQ("SACK cack 0 ack_off 0 sack_off 1 bm 0x2 m 0 pr 1; ACK 0x1f msn 0 psn 0", f.link.log);
 	s = first_op(&f, MRCP_OP_SACK);
 	ASSERT_EQ(0x7777, s->seth.entropy);
 	ASSERT_EQ(0x2468, s->cc.tx_timestamp);
@@ -836,7 +790,7 @@ TEST(resp, resp_on_data__more_stashed_write_imms_than_offered_is_nak_invalid)
 	rx1(&f, &p[1], NULL);
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, f.qpn));
 	drain(&f);
-	ASSERT_STREQ("ACK 0x61 msn 65535 psn 16777215", f.log);
+	ASSERT_STREQ("ACK 0x61 msn 65535 psn 16777215", f.link.log);
 	fx_fini(&f);
 }
 
@@ -856,7 +810,7 @@ TEST(resp, resp_on_data__rc_mode_drops_out_of_order_silently)
 	rx_burst(&f, p, NULL, 2);
 	ASSERT_EQ(1, f.qp->rcv_cack);
 	drain(&f);
-	ASSERT_STREQ("SACK cack 1 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0; ACK 0x1f msn 0 psn 1", f.log);
+	ASSERT_STREQ("SACK cack 1 ack_off 0 sack_off 1 bm 0x0 m 0 pr 0; ACK 0x1f msn 0 psn 1", f.link.log);
 	fx_fini(&f);
 }
 

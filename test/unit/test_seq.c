@@ -1,4 +1,4 @@
-/* test_seq.c - wrap-safe PSN, MSN and time comparisons (brief §4.1). */
+/* test_seq.c - wrap-safe PSN, MSN and time comparisons (§4.1). */
 #include "mrcp_seq.h"
 #include "mrcp_test.h"
 

@@ -2,9 +2,9 @@
  * the opcode and NACK tables, one block per header codec (known bytes, bit
  * positions, reserved bits, truncation, range checks), then the packet codec
  * (every kind, every truncation, every rejection rule). Every expected byte is
- * written by hand from the brief's §3 tables, never produced by the code under
- * test. Truncated inputs sit in exact-size heap blocks, so a sanitizer build
- * catches any read past the end. */
+ * written by hand from the §3 tables of docs/protocol.md, never produced by
+ * the code under test. Truncated inputs sit in exact-size heap blocks, so a
+ * sanitizer build catches any read past the end. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -341,7 +341,7 @@ static void check_decode_ebadmsg(const struct hdr_desc *d, const uint8_t *bytes)
 	free(buf);
 }
 
-/* ---- per-header samples, all bytes written by hand from the brief -------- */
+/* ---- per-header samples, bytes written by hand from §3 ---------------- */
 
 static const uint8_t zeros[64];
 
@@ -527,7 +527,7 @@ static const struct mrcp_eeth eeth_sample = {
 	.svc_time = 0x0102, .tx_timestamp = 0x2468, .tsr = true, .ftype = 1,
 };
 static const uint8_t eeth_bytes[36] = {
-	0x00, 0x01, 0x03, 0x00, 0x00, 0x00, 0x00, 0x0B, 0x01, 0x02,
+	0x00, 0x10, 0x03, 0x00, 0x00, 0x00, 0x00, 0x0B, 0x01, 0x02,
 	[28] = 0x24, [29] = 0x68, [30] = 0x80, [31] = 0x01,
 };
 static const struct mrcp_eeth eeth_max = {
@@ -535,11 +535,12 @@ static const struct mrcp_eeth eeth_max = {
 	.svc_time = 0xFFFF, .tx_timestamp = 0xFFFF, .tsr = true, .ftype = 0xF,
 };
 static const uint8_t eeth_max_bytes[36] = {
-	0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+	0x00, 0x10, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
 	[28] = 0xFF, [29] = 0xFF, [30] = 0x80, [31] = 0x0F,
 };
+/* byte 1: prologue bit 7, reserved bit 6 and bits 3:0 around op (§3.6) */
 static const uint8_t eeth_rsvd[36] = {
-	[0] = 0xFF, [1] = 0xFC,
+	[0] = 0xFF, [1] = 0xCF,
 	[10] = 0xFF, [11] = 0xFF, [12] = 0xFF, [13] = 0xFF, [14] = 0xFF, [15] = 0xFF,
 	[16] = 0xFF, [17] = 0xFF, [18] = 0xFF, [19] = 0xFF, [20] = 0xFF, [21] = 0xFF,
 	[22] = 0xFF, [23] = 0xFF, [24] = 0xFF, [25] = 0xFF, [26] = 0xFF, [27] = 0xFF,
@@ -552,7 +553,7 @@ static const struct hdr_desc D_EETH = {
 
 /* ---- opcode and NACK tables ----------------------------------------------- */
 
-/* Brief §3.1, by hand. */
+/* §3.1, by hand. */
 static const struct {
 	uint8_t op;
 	uint32_t hdrs;
@@ -581,7 +582,7 @@ static int op_index(unsigned v)
 	return -1;
 }
 
-TEST(wire, opcode_hdrs__matches_brief_table_and_is_0_elsewhere)
+TEST(wire, opcode_hdrs__matches_spec_table_and_is_0_elsewhere)
 {
 	for (unsigned v = 0; v < 256; v++) {
 		int i = op_index(v);
@@ -608,12 +609,12 @@ TEST(wire, opcode_is_data__only_the_six_writes)
 		ASSERT_EQ(mrcp_opcode_is_data((uint8_t)v), v >= 0xC6 && v <= 0xCB);
 }
 
-TEST(wire, nack_code_name__names_brief_codes_and_null_elsewhere)
+TEST(wire, nack_code_name__names_spec_codes_and_null_elsewhere)
 {
 	static const struct {
 		uint8_t code;
 		const char *name;
-	} codes[] = { /* brief §3.7 */
+	} codes[] = { /* §3.7 */
 		{ 0x01, "TRIMMED" }, { 0x02, "TRIMMED_LASTHOP" }, { 0x06, "NO_BITMAP" },
 		{ 0x07, "NO_PKT_BUFFER" }, { 0x0A, "NO_RESOURCE" }, { 0x0B, "PSN_OOR_WINDOW" },
 		{ 0x19, "UNEXP_EVENT" },
@@ -961,7 +962,7 @@ TEST(wire, aeth_decode__reads_known_bytes)
 	check_decodes_to(&D_AETH, aeth_bytes, &aeth_sample);
 }
 
-TEST(wire, aeth_decode__accepts_only_brief_syndromes)
+TEST(wire, aeth_decode__accepts_only_spec_syndromes)
 {
 	for (unsigned s = 0; s < 256; s++) {
 		uint8_t b[4] = { (uint8_t)s, 0x00, 0x00, 0x07 };
@@ -1103,7 +1104,7 @@ TEST(wire, seth_decode__m3_decodes_as_none)
 	uint8_t b[28] = { [1] = 0x60 };
 	struct mrcp_seth want = { .m = MRCP_VERDICT_NONE };
 
-	check_decodes_to(&D_SETH, b, &want); /* brief §3.4 */
+	check_decodes_to(&D_SETH, b, &want); /* §3.4 */
 }
 
 TEST(wire, seth_decode__accepts_any_cc_type)
@@ -1423,11 +1424,32 @@ TEST(wire, eeth_encode__writes_reserved_bits_as_zero)
 	check_encodes_to(&D_EETH, &eeth_max, eeth_max_bytes);
 }
 
-TEST(wire, eeth_encode__op_is_byte1_bits1_0)
+/* §3.6, by hand from the EETH table: byte 1 is prologue(7) rsvd(6) op(5:4)
+ * rsvd(3:0), so op 1 (EV_PROBE) is 0x10; ERTH's op(1:0) is not EETH's. */
+TEST(wire, eeth_encode__op_is_byte1_bits5_4)
 {
 	struct mrcp_eeth h = { .op = MRCP_EP_EV_PROBE };
 
-	check_one_byte(&D_EETH, &h, zeros, 1, 0x01);
+	check_one_byte(&D_EETH, &h, zeros, 1, 0x10);
+	h.op = MRCP_EP_PORT_STATUS_UPDATE;
+	check_one_byte(&D_EETH, &h, zeros, 1, 0x00);
+}
+
+TEST(wire, eeth_decode__op_is_byte1_bits5_4)
+{
+	uint8_t b[36] = { [1] = 0x10 };
+	struct mrcp_eeth h;
+
+	ASSERT_EQ(36, mrcp_eeth_decode(b, sizeof(b), &h));
+	ASSERT_EQ(MRCP_EP_EV_PROBE, h.op);
+	/* ERTH's op position is reserved in an EETH: an EV-probe answer
+	 * written there would read as a port-status acknowledgement */
+	b[1] = 0x01;
+	ASSERT_EQ(36, mrcp_eeth_decode(b, sizeof(b), &h));
+	ASSERT_EQ(MRCP_EP_PORT_STATUS_UPDATE, h.op);
+	b[1] = 0x80 | 0x40 | 0x10 | 0x0F; /* every reserved bit around op 1 */
+	ASSERT_EQ(36, mrcp_eeth_decode(b, sizeof(b), &h));
+	ASSERT_EQ(MRCP_EP_EV_PROBE, h.op);
 }
 
 TEST(wire, eeth_encode__d20_fields_at_bytes2_3_and_8_9)
@@ -1484,10 +1506,10 @@ TEST(wire, eeth_decode__reads_known_bytes)
 
 TEST(wire, eeth_decode__rejects_undefined_ops)
 {
-	uint8_t b[36] = { [1] = 0x02 };
+	uint8_t b[36] = { [1] = 0x20 };
 
 	check_decode_ebadmsg(&D_EETH, b);
-	b[1] = 0x03;
+	b[1] = 0x30;
 	check_decode_ebadmsg(&D_EETH, b);
 }
 
@@ -1880,8 +1902,8 @@ TEST(wire, pkt_encode__writes_known_bytes_for_write_only_imm)
 	ASSERT_TRUE(q.payload == want + 40);
 }
 
-/* Brief §4.3: PSNs 0-11 sent, 5 and 8 lost; SACK triggered by PSN 11. */
-static const uint8_t brief_sack[48] = {
+/* §4.3: PSNs 0-11 sent, 5 and 8 lost; SACK triggered by PSN 11. */
+static const uint8_t spec_sack[48] = {
 	/* BTH: SACK, DestQP 0x000123, PSN = cack_psn 4 (D11) */
 	0xDC, 0x00, 0xFF, 0xFF, 0x00, 0x00, 0x01, 0x23, 0x00, 0x00, 0x00, 0x04,
 	/* SETH: m NONE, ack_psn_offset 7 (trigger 11), EV 0xC0DE0001 */
@@ -1896,7 +1918,7 @@ static const uint8_t brief_sack[48] = {
 	0x12, 0x34, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00,
 };
 
-TEST(wire, pkt_encode__writes_brief_sack_example)
+TEST(wire, pkt_encode__writes_spec_sack_example)
 {
 	uint8_t buf[64];
 	struct mrcp_pkt p;
@@ -1913,7 +1935,7 @@ TEST(wire, pkt_encode__writes_brief_sack_example)
 	p.cc.tx_timestamp = 0x1234;
 	p.cc.ooo_count = 5;
 	ASSERT_EQ(mrcp_pkt_encode(&p, buf, sizeof(buf)), 48);
-	ASSERT_MEMEQ(buf, brief_sack, sizeof(brief_sack));
+	ASSERT_MEMEQ(buf, spec_sack, sizeof(spec_sack));
 }
 
 TEST(wire, pkt_encode__writes_zero_pad_for_every_pad_count)
@@ -2051,12 +2073,12 @@ TEST(wire, pkt_decode__round_trips_every_kind)
 	}
 }
 
-TEST(wire, pkt_decode__reads_brief_sack_example)
+TEST(wire, pkt_decode__reads_spec_sack_example)
 {
 	struct mrcp_pkt p;
 	uint32_t base;
 
-	ASSERT_EQ(mrcp_pkt_decode(brief_sack, sizeof(brief_sack), &p), 0);
+	ASSERT_EQ(mrcp_pkt_decode(spec_sack, sizeof(spec_sack), &p), 0);
 	ASSERT_EQ(p.bth.opcode, MRCP_OP_SACK);
 	ASSERT_EQ(p.hdrs, MRCP_HDR_SETH);
 	ASSERT_EQ(p.bth.psn, 4);
@@ -2227,10 +2249,12 @@ TEST(wire, pkt_decode__rejects_undefined_enum_values)
 		buf[13] = op;
 		ASSERT_EQ(decode_exact(buf, n, &p), op < 2 ? 0 : -EBADMSG);
 	}
-	n = encode_kind(kind_named("ep_response"), buf, &p); /* EETH flags at 13 */
+	n = encode_kind(kind_named("ep_response"), buf, &p); /* EETH flags at 13, op(5:4) */
 	for (uint8_t op = 0; op < 4; op++) {
-		buf[13] = op;
+		buf[13] = (uint8_t)(op << 4);
 		ASSERT_EQ(decode_exact(buf, n, &p), op < 2 ? 0 : -EBADMSG);
+		if (op < 2)
+			ASSERT_EQ(op, p.eeth.op);
 	}
 }
 
@@ -2239,7 +2263,7 @@ TEST(wire, pkt_decode__seth_m3_decodes_as_none)
 	uint8_t buf[48];
 	struct mrcp_pkt p;
 
-	memcpy(buf, brief_sack, sizeof(buf));
+	memcpy(buf, spec_sack, sizeof(buf));
 	buf[13] = 0x60;
 	ASSERT_EQ(mrcp_pkt_decode(buf, sizeof(buf), &p), 0);
 	ASSERT_EQ(p.seth.m, MRCP_VERDICT_NONE);
