@@ -13,7 +13,6 @@
 # and the announced port masks.
 source "$(dirname "$0")/lib.sh"
 TSHARK=${TSHARK:?path to tshark}
-DISSECTOR_GEN=${DISSECTOR_GEN:?path to test/unit/dissector_gen}
 LUA="$TOP/tools/wireshark/mrc.lua"
 for t in dumpcap mergecap; do
 	if ! command -v "$t" >/dev/null; then
@@ -43,7 +42,6 @@ for n in a b; do # mrcd inside namespace n (ip netns exec execs: the PID is mrcd
 	printf '#!/bin/sh\nexec ip netns exec %s "%s" "$@"\n' "$ns" "$MRCD" > "$T/mrcd-$n"
 	chmod +x "$T/mrcd-$n"
 done
-EETH_OP_SHIFT=$("$DISSECTOR_GEN" --eeth-op-shift) || { bad "dissector_gen --eeth-op-shift"; finish; exit 1; }
 
 # write_configs FAMILY: a.yaml and b.yaml; a is .1 / ::1 on each plane, b .2
 write_configs() {
@@ -208,11 +206,11 @@ phase_end srv6
 SRV6_FRAMES=$FRAMES
 
 # ---- the verdicts -------------------------------------------------------------------
-python3 - "$TSHARK" "$LUA" "$T" "$IPV4_FRAMES" "$IPV4_TRIMMED" "$SRV6_FRAMES" "$EETH_OP_SHIFT" > "$T/verdicts" 2> "$T/verdicts.err" <<'PY'
+python3 - "$TSHARK" "$LUA" "$T" "$IPV4_FRAMES" "$IPV4_TRIMMED" "$SRV6_FRAMES" > "$T/verdicts" 2> "$T/verdicts.err" <<'PY'
 import subprocess, sys
 from collections import Counter
 
-tshark, lua, T, ipv4_frames, ipv4_trimmed, srv6_frames, shift = sys.argv[1:8]
+tshark, lua, T, ipv4_frames, ipv4_trimmed, srv6_frames = sys.argv[1:7]
 F = ["frame.number", "frame.interface_name", "frame.protocols", "_ws.malformed", "_ws.lua.error",
      "ip.src", "ipv6.src", "mrc.bth.opcode", "mrc.bth.pkey", "mrc.bth.tver", "mrc.bth.ts", "mrc.bth.psn",
      "mrc.bth.destqp", "mrc.tseth.tx_timestamp", "mrc.tseth.ftype", "mrc.ev", "mrc.dscp", "mrc.trimmed",
@@ -292,7 +290,7 @@ def common(name, rows, want_frames):
             f"({len(sacks)} SACKs, {sum(r['mrc.seth.pr'] == '1' for r in sacks)} probe answers; unmatched: {unmatched[:5]})")
     # endpoint operations: each response answers a request of the other side
     # with the same 24-bit PSN (D11, D63) and stamp, on the plane it came in
-    # on (D57), with the request's op (where this tree's encoder puts it)
+    # on (D57), with the request's op (EETH byte 1 bits 5:4, reserved bits 0)
     key = lambda r, ts: "/".join((r["mrc.bth.psn"], ts, r["frame.interface_name"]))
     reqs = {key(r, r["mrc.erth.tx_timestamp"]): r for r in rows if num(r["mrc.bth.opcode"]) == 0xD8}
     resp = [r for r in rows if num(r["mrc.bth.opcode"]) == 0xD9]
@@ -300,8 +298,8 @@ def common(name, rows, want_frames):
     bad_ep = []
     for r in resp:
         q = reqs.get(key(r, r["mrc.eeth.tx_timestamp"]))  # same plane (D57)
-        op = num(r["mrc.eeth.op"]) if shift == "4" else num(r["mrc.eeth.rsvd"])
-        if (q is None or src(q) == src(r) or op != num(q["mrc.erth.op"]) or num(r["mrc.eeth.rx_port"]) != int(r["frame.interface_name"][-1]) or
+        if (q is None or src(q) == src(r) or num(r["mrc.eeth.op"]) != num(q["mrc.erth.op"]) or
+                num(r["mrc.eeth.rsvd"]) != 0 or num(r["mrc.eeth.rx_port"]) != int(r["frame.interface_name"][-1]) or
                 num(r["mrc.eeth.status"]) != 0):
             bad_ep.append(r["frame.number"])
     dq = [r["frame.number"] for r in list(reqs.values()) + resp if num(r["mrc.bth.destqp"]) != 2]

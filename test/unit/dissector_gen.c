@@ -9,8 +9,6 @@
  * dissector_check.sh runs tshark over the capture and compares.
  *
  * Usage: dissector_gen OUT.pcap OUT.manifest
- *        dissector_gen --eeth-op-shift   (prints 4 or 0, see find_eeth_op_shift;
- *                                          for test/integration/dissector_live.sh)
  *
  * Manifest lines, tab-separated:
  *   P  RUN  tshark options of that run
@@ -55,7 +53,6 @@ struct gen {
 	uint8_t frame[8192];
 	size_t len;              /* bytes of frame as recorded */
 	size_t mrc_off;          /* where BTH starts in frame */
-	unsigned eeth_op_shift;  /* where this tree's encoder puts EETH op */
 };
 
 static int file_write(void *ctx, const void *buf, size_t len)
@@ -471,12 +468,9 @@ static void want_pkt(struct gen *g, const char *run, const struct mrcp_pkt *p)
 	}
 	if (p->hdrs & MRCP_HDR_EETH) {
 		const struct mrcp_eeth *h = &p->eeth;
-		/* byte 1 as this tree's encoder writes it (see eeth_op_shift) */
-		uint8_t b1 = (uint8_t)(h->op << g->eeth_op_shift);
-
 		want(g, run, "mrc.eeth.prologue", "0");
-		want(g, run, "mrc.eeth.rsvd", "%u", b1 & 0x4F);
-		want(g, run, "mrc.eeth.op", "%u", b1 >> 4 & 3);
+		want(g, run, "mrc.eeth.rsvd", "0");
+		want(g, run, "mrc.eeth.op", "%u", h->op); /* byte 1 bits 5:4 */
 		want(g, run, "mrc.eeth.rx_port", "%u", h->rx_port);
 		want(g, run, "mrc.eeth.status", "%u", h->status);
 		want(g, run, "mrc.eeth.port_status_mask", "%" PRIu32, h->port_status_mask);
@@ -773,8 +767,6 @@ static void probes_and_endpoint_ops(struct gen *g)
 		emit(g, "*", &tx, &p, "");
 	}
 	for (unsigned op = 0; op < 2; op++) {
-		uint8_t b1 = (uint8_t)(op << g->eeth_op_shift);
-
 		tx_init(&tx, MRCP_FRAME_IPV6, 0xC900 + op, 46);
 		pkt_init(g, &p, MRCP_OP_EP_RESPONSE, MRCP_QPN_ENDPOINT, (1u + op) << 16 | (0x0203 + op));
 		p.eeth.op = (uint8_t)op;
@@ -784,9 +776,7 @@ static void probes_and_endpoint_ops(struct gen *g)
 		p.eeth.svc_time = (uint16_t)(0x0102 + op);
 		p.eeth.tx_timestamp = (uint16_t)(0x1111 + op);
 		p.eeth.tsr = op == 0;
-		/* Before the EETH op fix the encoder puts op in bits 1:0, which
-		 * are reserved in EETH: the dissector reports them set. */
-		emit(g, "*", &tx, &p, (b1 & 0x4F) ? "mrc.ignored_set" : "");
+		emit(g, "*", &tx, &p, "");
 	}
 }
 
@@ -1147,44 +1137,16 @@ static void malformed(struct gen *g)
 	}
 }
 
-/* Where this tree's encoder puts EETH op: 4 for byte 1 bits 5:4 (EETH's
- * own position), 0 for bits 1:0 (ERTH's, where it was before the EETH op
- * fix). The expectations follow the encoder; the dissector always reads
- * bits 5:4. */
-static int find_eeth_op_shift(unsigned *shift)
-{
-	struct mrcp_eeth e = {.op = MRCP_EP_EV_PROBE, .ftype = MRCP_TSETH_FTYPE};
-	uint8_t b[sizeof(struct mrcp_eeth_wire)];
-
-	if (mrcp_eeth_encode(&e, b, sizeof(b)) < 0)
-		return -1;
-	if (b[1] == 0x10)
-		*shift = 4;
-	else if (b[1] == 0x01)
-		*shift = 0;
-	else
-		return -1;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct gen g;
 	FILE *f;
 
-	memset(&g, 0, sizeof(g));
-	if (find_eeth_op_shift(&g.eeth_op_shift) < 0) {
-		fprintf(stderr, "dissector_gen: EETH op is neither at bits 5:4 nor 1:0\n");
-		return 1;
-	}
-	if (argc == 2 && strcmp(argv[1], "--eeth-op-shift") == 0) {
-		printf("%u\n", g.eeth_op_shift);
-		return 0;
-	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s OUT.pcap OUT.manifest | --eeth-op-shift\n", argv[0]);
+		fprintf(stderr, "usage: %s OUT.pcap OUT.manifest\n", argv[0]);
 		return 2;
 	}
+	memset(&g, 0, sizeof(g));
 	f = fopen(argv[1], "wb");
 	g.mf = fopen(argv[2], "w");
 	if (f == NULL || g.mf == NULL) {
@@ -1195,7 +1157,6 @@ int main(int argc, char **argv)
 	g.pcap.ctx = f;
 	g.rc = mrcp_pcap_begin(&g.pcap);
 	fprintf(g.mf, "P\ta\t%s\n", RUN_A_PREFS);
-	fprintf(g.mf, "#\teeth_op_shift\t%u\n", g.eeth_op_shift);
 	writes(&g);
 	acks(&g);
 	sacks(&g);
