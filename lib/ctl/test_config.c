@@ -418,7 +418,7 @@ TEST(config, all_keys__parsed_into_their_fields)
 	ASSERT_EQ(1u, c.n_faults);
 	ASSERT_EQ(1, c.faults[0].port);
 	ASSERT_EQ(0x1ffffu, c.faults[0].ev_max);
-	ASSERT_EQ(MRCD_FAULT_BOTH, c.faults[0].dir);
+	ASSERT_EQ(MRCD_CTL_DIR_BOTH, c.faults[0].dir);
 	ASSERT_U64_EQ(2500, c.faults[0].jitter_ns);
 	ASSERT_DBL_NEAR(5.0, c.faults[0].ecn_pct, 1e-9);
 	mrcd_config_free(&c);
