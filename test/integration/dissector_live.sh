@@ -24,8 +24,9 @@ NB="mrcdwsb$$"
 if ! ip netns add "$NA" 2>/dev/null; then
 	echo "cannot create a network namespace: skipping"; echo "0 passed, 0 failed"; exit 77
 fi
-trap 'cleanup; ip netns del "$NA" 2>/dev/null; ip netns del "$NB" 2>/dev/null' EXIT
+cleanup_netns "$NA" # at exit, after every process we started has stopped
 ip netns add "$NB"
+cleanup_netns "$NB"
 for p in 1 2; do
 	ip link add "wa$p" netns "$NA" type veth peer name "wb$p" netns "$NB"
 	ip -n "$NA" link set "wa$p" up
@@ -105,9 +106,7 @@ capture_start() { # capture_start NAME: one dumpcap per plane (one process per
 	local p pid
 	CAP_PIDS=()
 	for p in 1 2; do
-		ip netns exec "$NA" dumpcap -B 64 -i "wa$p" -w "$T/$1-$p.pcapng" > "$T/$1-$p.dumpcap" 2>&1 &
-		pid=$!
-		PIDS+=("$pid")
+		proc_start pid ip netns exec "$NA" dumpcap -B 64 -i "wa$p" -w "$T/$1-$p.pcapng" > "$T/$1-$p.dumpcap" 2>&1
 		CAP_PIDS+=("$pid")
 	done
 	for p in 1 2; do
@@ -116,8 +115,7 @@ capture_start() { # capture_start NAME: one dumpcap per plane (one process per
 }
 capture_stop() { # capture_stop NAME: stop both, merge into NAME.pcapng
 	local pid rc=0
-	for pid in "${CAP_PIDS[@]}"; do kill -INT "$pid" 2>/dev/null; done
-	for pid in "${CAP_PIDS[@]}"; do wait "$pid" || rc=1; done
+	for pid in "${CAP_PIDS[@]}"; do proc_stop -s INT -g 20 "$pid" || rc=1; done
 	grep -h "received/dropped" "$T/$1"-*.dumpcap
 	mergecap -w "$T/$1.pcapng" "$T/$1-1.pcapng" "$T/$1-2.pcapng" || rc=1
 	return $rc
