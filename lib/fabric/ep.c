@@ -423,6 +423,8 @@ static void initiate_finish(struct mrcfi_conn *c)
 	if (c->state == MRCFI_CONN_CONNECTING)
 		c->state = MRCFI_CONN_READY;
 	pthread_mutex_unlock(&ep->lock);
+	FI_INFO(&mrcfi_prov, FI_LOG_EP_CTRL, "QP %u connected to pid %u (ring va %#llx rkey %#x, %u x %u B)\n",
+		c->qpn, c->peer.pid, (unsigned long long)c->r_ring_va, c->r_rkey, c->r_slots, c->r_slot_size);
 	wake_app(ep);
 }
 
@@ -470,6 +472,7 @@ static void accept_one(struct mrcfi_ep *ep, int fd)
 		c->state = MRCFI_CONN_FAILED;
 	}
 	pthread_mutex_unlock(&ep->lock);
+	FI_INFO(&mrcfi_prov, FI_LOG_EP_CTRL, "QP %u accepted from pid %u: %d\n", c->qpn, c->peer.pid, rc);
 	rep.magic = MRCFI_BOOT_MAGIC;
 	rep.status = rc;
 	io_full(fd, &rep, sizeof(rep), false);

@@ -290,6 +290,8 @@ struct mrcfi_conn {
 	unsigned recv_deficit;    /**< receives still to repost (the ring was full) */
 
 	struct mrcfi_list waiting; /**< ops waiting for the peer (CTS or FIN) */
+	uint64_t heard_ms;        /**< CLOCK_MONOTONIC ms of the last ring message or probe answer */
+	uint64_t probe_ms;        /**< when the last liveness probe was posted */
 	unsigned wr_out;          /**< work requests posted and not yet completed */
 	int boot_fd;              /**< initiator: the bootstrap socket while waiting for the reply */
 	bool boot_sent;

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define OPS_MAX 16384u
 
@@ -196,6 +197,14 @@ void mrcfi_conn_fail(struct mrcfi_conn *c, int err)
 	}
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /* ---- posting ------------------------------------------------------------------------------------ */
 
 static uint32_t ring_depth(const struct mrcfi_conn *c)
@@ -275,6 +284,8 @@ static int post_ring(struct mrcfi_conn *c, const struct mrcfi_hdr *h, const stru
 		wr_put(ep, w);
 		return rc < 0 ? -FI_EIO : 0;
 	}
+	FI_INFO(&mrcfi_prov, FI_LOG_EP_DATA, "QP %u: ring message %u seq %llu -> va %#llx\n", c->qpn, h->type,
+		(unsigned long long)c->tx_seq, (unsigned long long)wr.remote_addr);
 	c->tx_seq++;
 	c->wr_out++;
 	if (op)
@@ -307,13 +318,15 @@ static int post_data(struct mrcfi_conn *c, const void *src, size_t len, uint64_t
 }
 
 /* Tell the peer how many of our ring slots it may reuse: write our
- * consumed count into its credit word. */
+ * consumed count into its credit word. @force: even if nothing is due (a
+ * liveness probe: against a peer whose QP is gone it fails, and so the
+ * connection). */
 static void maybe_credit(struct mrcfi_conn *c, bool force)
 {
 	uint64_t due = c->rx_seq - c->rx_returned;
 	uint64_t thresh = c->slots / 4 ? c->slots / 4 : 1;
 
-	if (due == 0 || (!force && due < thresh) || c->credit_wr >= 4)
+	if ((!force && due < thresh) || c->credit_wr >= 4)
 		return;
 	uint64_t *src = &c->credit_src[c->credit_wr_seq % 4];
 
@@ -374,6 +387,8 @@ static int step_tx(struct mrcfi_conn *c, struct mrcfi_op *op)
 				return rc;
 			mrcfi_list_del(&op->link);
 			op->state = MRCFI_OPS_WAIT_CTS;
+			if (mrcfi_list_empty(&c->waiting))
+				c->heard_ms = now_ms();
 			mrcfi_list_add_tail(&c->waiting, &op->link);
 			return 1;
 		}
@@ -442,6 +457,8 @@ static int step_ctrl(struct mrcfi_conn *c, struct mrcfi_op *op)
 			return rc;
 		mrcfi_list_del(&op->link);
 		op->state = MRCFI_OPS_WAIT_FIN;
+		if (mrcfi_list_empty(&c->waiting))
+			c->heard_ms = now_ms();
 		mrcfi_list_add_tail(&c->waiting, &op->link);
 		return 1;
 	}
@@ -476,10 +493,27 @@ static int step_ctrl(struct mrcfi_conn *c, struct mrcfi_op *op)
 	return 1;
 }
 
+/* Operations waiting for the peer (a CTS or a FIN) and nothing heard from
+ * it for a while: write to it, so that a peer that vanished after taking our
+ * RTS shows up as a failed work request instead of a hang. */
+#define PROBE_MS 500
+
+static void probe(struct mrcfi_conn *c)
+{
+	uint64_t now = now_ms();
+
+	if (now - c->heard_ms < PROBE_MS || now - c->probe_ms < PROBE_MS)
+		return;
+	c->probe_ms = now;
+	maybe_credit(c, true);
+}
+
 static void flush(struct mrcfi_conn *c)
 {
 	if (c->state != MRCFI_CONN_READY)
 		return;
+	if (!mrcfi_list_empty(&c->waiting))
+		probe(c);
 	while (c->recv_deficit) {
 		if (mrcfi_conn_post_recvs(c, 1) < 0)
 			break;
@@ -602,6 +636,8 @@ static void handle_ring(struct mrcfi_conn *c, uint32_t imm)
 		return;
 	}
 	memcpy(&h, slot, sizeof(h));
+	FI_INFO(&mrcfi_prov, FI_LOG_EP_DATA, "QP %u: got ring message %u seq %llu\n", c->qpn, h.type,
+		(unsigned long long)c->rx_seq);
 	c->rx_seq++;
 	bool tagged = h.flags & MRCFI_HF_TAGGED, has_data = h.flags & MRCFI_HF_DATA;
 
@@ -701,8 +737,10 @@ static void handle_wc(struct mrcfi_ep *ep, const struct mrc_wc *wc)
 	if (wc->opcode == MRC_WC_RECV_WRITE_IMM) {
 		struct mrcfi_conn *c = mrcfi_conn_by_qpn(ep, wc->qpn);
 
-		if (c == NULL)
+		if (c == NULL) {
+			FI_WARN(&mrcfi_prov, FI_LOG_EP_DATA, "a receive completion for QP %u, not ours\n", wc->qpn);
 			return;
+		}
 		if (wc->status != MRC_WC_SUCCESS) {
 			mrcfi_conn_fail(c, FI_EIO);
 			return;
@@ -711,6 +749,8 @@ static void handle_wc(struct mrcfi_ep *ep, const struct mrc_wc *wc)
 			return;
 		if (mrcfi_conn_post_recvs(c, 1) < 0)
 			c->recv_deficit++;
+		if (!mrcfi_list_empty(&c->waiting))
+			c->heard_ms = now_ms();
 		handle_ring(c, wc->imm);
 		return;
 	}
@@ -723,6 +763,8 @@ static void handle_wc(struct mrcfi_ep *ep, const struct mrc_wc *wc)
 		c->tx_done++;
 	else if (w->kind == MRCFI_WR_CREDIT)
 		c->credit_wr--;
+	if (wc->status == MRC_WC_SUCCESS && !mrcfi_list_empty(&c->waiting))
+		c->heard_ms = now_ms(); /* acknowledged: the peer's QP is there */
 	wr_put(ep, w);
 	if (op) {
 		op->wr_out--;

@@ -113,5 +113,75 @@ blackhole_midway() { # NAME [fi_pingpong args]
 }
 blackhole_midway pingpong-blackhole-plane2 -S 1048576 -I 200
 blackhole_midway pingpong-tagged-blackhole-plane2 -m tagged -S 1048576 -I 200
+unset FI_MRC_MAX_MSG_SIZE
+
+# ---- 3. our own libfabric programs -------------------------------------------------------------
+# test_fi: server on b, client on a; each prints ok/FAIL lines of its own
+mkdir -p "$T/fi"
+FI_MRC_SOCKET=$T/b.sock timeout 300 "$FT/test_fi" --role server --dir "$T/fi" > "$T/test_fi.srv" 2>&1 &
+fsrv=$!
+PIDS+=("$fsrv")
+FI_MRC_SOCKET=$T/a.sock timeout 300 "$FT/test_fi" --role client --dir "$T/fi" > "$T/test_fi.cli" 2>&1
+crc=$?
+wait "$fsrv"
+src=$?
+while read -r line; do
+	case $line in
+	ok*) ok "test_fi server: ${line#ok   }" ;;
+	FAIL*) bad "test_fi server: ${line#FAIL }" ;;
+	esac
+done < "$T/test_fi.srv"
+while read -r line; do
+	case $line in
+	ok*) ok "test_fi client: ${line#ok   }" ;;
+	FAIL*) bad "test_fi client: ${line#FAIL }" ;;
+	esac
+done < "$T/test_fi.cli"
+check "test_fi: both sides exit 0 (client $crc, server $src)" test "$crc" -eq 0 -a "$src" -eq 0
+
+# ---- 4. Open MPI over mrcd ----------------------------------------------------------------------
+MPI=${FABRIC_MPI:-}
+if [ -z "$MPI" ] || ! command -v mpirun >/dev/null; then
+	bad "Open MPI: test_mpi or mpirun missing (openmpi-bin, libopenmpi-dev: scripts/setup.sh installs them)"
+	finish
+	exit 1
+fi
+# mpi NAME [test_mpi args]: rank 0 on daemon a, rank 1 on daemon b; only
+# pml cm + mtl ofi + provider mrc, and btl self: no TCP or shared-memory path
+# carries MPI messages (the runtime's own out-of-band channel is loopback TCP)
+mpi() {
+	local name=$1; shift
+	timeout 600 mpirun --allow-run-as-root --oversubscribe \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include mrc --mca btl self \
+		-x FI_PROVIDER_PATH -x FI_LOG_LEVEL \
+		-np 1 env FI_MRC_SOCKET="$T/a.sock" "$MPI" "$@" : \
+		-np 1 env FI_MRC_SOCKET="$T/b.sock" "$MPI" "$@" > "$T/$name.out" 2>&1
+}
+mpi_summary() { grep -E "pingpong 4194304|allreduce round [0-9]+ 16777216|barrier|errors" "$T/$1.out" | tail -4 | paste -sd';' | tr -s ' '; }
+a0=$(tx_bytes a); b0=$(tx_bytes b)
+if mpi mpi-healthy && grep -q "^mpi: 0 errors" "$T/mpi-healthy.out"; then
+	ok "Open MPI ping-pong, MPI_Allreduce 1 KiB..16 MiB checked, MPI_Barrier: $(mpi_summary mpi-healthy)"
+else
+	bad "Open MPI healthy run: $(tail -5 "$T/mpi-healthy.out" | tr '\n' ' ')"
+fi
+a1=$(tx_bytes a); b1=$(tx_bytes b)
+# at least the 16 MiB allreduce steps (4 of them, half the vector each way)
+check "  the MPI bytes crossed mrcd (a sent $((a1 - a0)), b sent $((b1 - b0)) payload bytes)" \
+	test $((a1 - a0)) -gt $((32 << 20)) -a $((b1 - b0)) -gt $((32 << 20))
+
+# the allreduce loop with plane 2 blackholed once it is under way
+(mpi mpi-blackhole --rounds 4 --pingpong-iters 0; echo $? > "$T/mpi-blackhole.rc") &
+mp=$!
+base=$(tx_bytes a)
+mpi_moving() { [ "$(tx_bytes a)" -gt $((base + (64 << 20))) ]; }
+wait_for 120 mpi_moving
+ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
+wait "$mp"
+ctl a fault-clear >/dev/null
+if [ "$(cat "$T/mpi-blackhole.rc")" = 0 ] && grep -q "^mpi: 0 errors" "$T/mpi-blackhole.out"; then
+	ok "Open MPI allreduce loop with plane 2 blackholed mid-run: every result right ($(mpi_summary mpi-blackhole))"
+else
+	bad "Open MPI blackhole run: $(tail -5 "$T/mpi-blackhole.out" | tr '\n' ' ')"
+fi
 
 finish
