@@ -10,26 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int no_control(struct fid *fid, int command, void *arg)
-{
-	(void)fid; (void)command; (void)arg;
-	return -FI_ENOSYS;
-}
-static int no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
-{
-	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
-	return -FI_ENOSYS;
-}
-static int no_tostr(const struct fid *fid, char *buf, size_t len)
-{
-	(void)fid; (void)buf; (void)len;
-	return -FI_ENOSYS;
-}
-static int no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
-{
-	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
-	return -FI_ENOSYS;
-}
 
 static bool name_ok(const struct mrcfi_name *n)
 {
@@ -217,10 +197,10 @@ static struct fi_ops av_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = av_close,
 	.bind = av_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
-	.tostr = no_tostr,
-	.ops_set = no_ops_set,
+	.control = mrcfi_no_control,
+	.ops_open = mrcfi_no_ops_open,
+	.tostr = mrcfi_no_tostr,
+	.ops_set = mrcfi_no_ops_set,
 };
 
 int mrcfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **out, void *context)

@@ -17,31 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static int no_control(struct fid *fid, int command, void *arg)
-{
-	(void)fid; (void)command; (void)arg;
-	return -FI_ENOSYS;
-}
-static int no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
-{
-	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
-	return -FI_ENOSYS;
-}
-static int no_tostr(const struct fid *fid, char *buf, size_t len)
-{
-	(void)fid; (void)buf; (void)len;
-	return -FI_ENOSYS;
-}
-static int no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
-{
-	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
-	return -FI_ENOSYS;
-}
-static int no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	(void)fid; (void)bfid; (void)flags;
-	return -FI_ENOSYS;
-}
 
 static uint64_t now_ms(void)
 {
@@ -299,11 +274,11 @@ static int cq_control(struct fid *fid, int command, void *arg)
 static struct fi_ops cq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = cq_close,
-	.bind = no_bind,
+	.bind = mrcfi_no_bind,
 	.control = cq_control,
-	.ops_open = no_ops_open,
-	.tostr = no_tostr,
-	.ops_set = no_ops_set,
+	.ops_open = mrcfi_no_ops_open,
+	.tostr = mrcfi_no_tostr,
+	.ops_set = mrcfi_no_ops_set,
 };
 
 int mrcfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **out, void *context)
@@ -465,11 +440,11 @@ static int cntr_close(struct fid *fid)
 static struct fi_ops cntr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = cntr_close,
-	.bind = no_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
-	.tostr = no_tostr,
-	.ops_set = no_ops_set,
+	.bind = mrcfi_no_bind,
+	.control = mrcfi_no_control,
+	.ops_open = mrcfi_no_ops_open,
+	.tostr = mrcfi_no_tostr,
+	.ops_set = mrcfi_no_ops_set,
 };
 
 int mrcfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **out, void *context)
@@ -589,10 +564,10 @@ static struct fi_ops mr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mr_close,
 	.bind = mr_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
-	.tostr = no_tostr,
-	.ops_set = no_ops_set,
+	.control = mrcfi_no_control,
+	.ops_open = mrcfi_no_ops_open,
+	.tostr = mrcfi_no_tostr,
+	.ops_set = mrcfi_no_ops_set,
 };
 
 void mrcfi_mr_ep_gone(struct mrcfi_domain *d, struct mrcfi_ep *ep)

@@ -583,21 +583,6 @@ struct mrcfi_conn *mrcfi_conn_get(struct mrcfi_ep *ep, fi_addr_t addr, int *err)
 
 /* ---- fid ops ----------------------------------------------------------------------------------- */
 
-static int no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
-{
-	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
-	return -FI_ENOSYS;
-}
-static int no_tostr(const struct fid *fid, char *buf, size_t len)
-{
-	(void)fid; (void)buf; (void)len;
-	return -FI_ENOSYS;
-}
-static int no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
-{
-	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
-	return -FI_ENOSYS;
-}
 
 static void unbind_from(struct mrcfi_ep **eps, unsigned *n, struct mrcfi_ep *ep, pthread_mutex_t *lock)
 {
@@ -784,9 +769,9 @@ static struct fi_ops ep_fi_ops = {
 	.close = ep_close,
 	.bind = ep_bind,
 	.control = ep_control,
-	.ops_open = no_ops_open,
-	.tostr = no_tostr,
-	.ops_set = no_ops_set,
+	.ops_open = mrcfi_no_ops_open,
+	.tostr = mrcfi_no_tostr,
+	.ops_set = mrcfi_no_ops_set,
 };
 
 static int ep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)

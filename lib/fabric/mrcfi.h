@@ -436,6 +436,12 @@ MRCFI_HIDDEN int mrcfi_domain_open(struct fid_fabric *fabric, struct fi_info *in
 MRCFI_HIDDEN int mrcfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 			       struct fid_eq **eq, void *context);
 MRCFI_HIDDEN int mrcfi_errno(int neg_errno);
+/* fi_ops members for what no object of ours does: -FI_ENOSYS */
+MRCFI_HIDDEN int mrcfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+MRCFI_HIDDEN int mrcfi_no_control(struct fid *fid, int command, void *arg);
+MRCFI_HIDDEN int mrcfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context);
+MRCFI_HIDDEN int mrcfi_no_tostr(const struct fid *fid, char *buf, size_t len);
+MRCFI_HIDDEN int mrcfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context);
 
 /* cq.c */
 MRCFI_HIDDEN int mrcfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,

@@ -816,8 +816,12 @@ void mrcfi_ep_progress(struct mrcfi_ep *ep)
 
 /* ---- the send side of the API ------------------------------------------------------------------------ */
 
-static ssize_t send_common(struct mrcfi_ep *ep, const struct iovec *iov, void **desc, size_t count,
-			   fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags, void *context)
+/* The checks and bookkeeping every send and write starts with: a new op of
+ * @kind for @dest, queued on nothing yet. @return 0 with *@out and ep->lock
+ * held; 1 if the op already completed in error (the peer's connection has
+ * failed; lock released); a negative error otherwise (lock released). */
+static ssize_t tx_start(struct mrcfi_ep *ep, uint8_t kind, const struct iovec *iov, void **desc, size_t count,
+			fi_addr_t dest, uint64_t data, uint64_t flags, void *context, struct mrcfi_op **out)
 {
 	if (count > MRCFI_IOV_MAX || (count && iov == NULL))
 		return -FI_EINVAL;
@@ -825,7 +829,7 @@ static ssize_t send_common(struct mrcfi_ep *ep, const struct iovec *iov, void **
 
 	for (size_t i = 0; i < count; i++)
 		len += iov[i].iov_len;
-	if (len > ep->info->ep_attr->max_msg_size)
+	if (len > ep->info->ep_attr->max_msg_size || len > UINT32_MAX)
 		return -FI_EMSGSIZE;
 	if ((flags & FI_INJECT) && len > mrcfi_params.eager_size)
 		return -FI_EMSGSIZE;
@@ -846,17 +850,15 @@ static ssize_t send_common(struct mrcfi_ep *ep, const struct iovec *iov, void **
 		pthread_mutex_unlock(&ep->lock);
 		return -FI_EAGAIN;
 	}
-	op->kind = MRCFI_OP_SEND;
+	op->kind = kind;
 	op->state = MRCFI_OPS_QUEUED;
 	op->flags = flags;
 	op->context = context;
 	op->addr = dest;
-	op->tag = tag;
 	op->data = data;
 	op->len = len;
 	op->conn = c;
 	op->inject = flags & FI_INJECT;
-	op->rdv = len > mrcfi_params.eager_size;
 	op->iov_count = count;
 	for (size_t i = 0; i < count; i++) {
 		op->iov[i] = iov[i];
@@ -866,8 +868,25 @@ static ssize_t send_common(struct mrcfi_ep *ep, const struct iovec *iov, void **
 		op->err = FI_EIO;
 		mrcfi_op_complete(ep, op);
 		pthread_mutex_unlock(&ep->lock);
-		return 0;
+		return 1;
 	}
+	*out = op;
+	return 0;
+}
+
+static ssize_t send_common(struct mrcfi_ep *ep, const struct iovec *iov, void **desc, size_t count,
+			   fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags, void *context)
+{
+	struct mrcfi_op *op = NULL;
+	ssize_t rc = tx_start(ep, MRCFI_OP_SEND, iov, desc, count, dest, data, flags, context, &op);
+
+	if (rc)
+		return rc < 0 ? rc : 0;
+	struct mrcfi_conn *c = op->conn;
+	size_t len = op->len;
+
+	op->tag = tag;
+	op->rdv = len > mrcfi_params.eager_size;
 	bool now = c->state == MRCFI_CONN_READY && mrcfi_list_empty(&c->txq) && mrcfi_list_empty(&c->ctrlq);
 
 	if (!now && op->inject && len) {
@@ -1170,54 +1189,15 @@ static ssize_t write_common(struct mrcfi_ep *ep, const struct iovec *iov, void *
 {
 	if (!(ep->caps & FI_RMA))
 		return -FI_ENOSYS;
-	if (count > MRCFI_IOV_MAX || (count && iov == NULL))
-		return -FI_EINVAL;
-	size_t len = 0;
+	struct mrcfi_op *op = NULL;
+	ssize_t rc = tx_start(ep, MRCFI_OP_WRITE, iov, desc, count, dest, data, flags, context, &op);
 
-	for (size_t i = 0; i < count; i++)
-		len += iov[i].iov_len;
-	if (len > ep->info->ep_attr->max_msg_size || len > UINT32_MAX)
-		return -FI_EMSGSIZE;
-	if ((flags & FI_INJECT) && len > mrcfi_params.eager_size)
-		return -FI_EMSGSIZE;
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	pthread_mutex_lock(&ep->lock);
-	int err = 0;
-	struct mrcfi_conn *c = mrcfi_conn_get(ep, dest, &err);
+	if (rc)
+		return rc < 0 ? rc : 0;
+	struct mrcfi_conn *c = op->conn;
+	size_t len = op->len;
 
-	if (c == NULL) {
-		pthread_mutex_unlock(&ep->lock);
-		return err;
-	}
-	struct mrcfi_op *op = mrcfi_op_new(ep);
-
-	if (op == NULL) {
-		progress_locked(ep);
-		pthread_mutex_unlock(&ep->lock);
-		return -FI_EAGAIN;
-	}
-	op->kind = MRCFI_OP_WRITE;
-	op->state = MRCFI_OPS_QUEUED;
-	op->flags = flags;
-	op->context = context;
-	op->addr = dest;
-	op->data = data;
-	op->len = len;
-	op->conn = c;
-	op->inject = flags & FI_INJECT;
 	op->peer_va = addr + key; /* FI_MR_VIRT_ADDR + our provider keys (cq.c) */
-	op->iov_count = count;
-	for (size_t i = 0; i < count; i++) {
-		op->iov[i] = iov[i];
-		op->desc[i] = desc ? desc[i] : NULL;
-	}
-	if (c->state == MRCFI_CONN_FAILED) {
-		op->err = FI_EIO;
-		mrcfi_op_complete(ep, op);
-		pthread_mutex_unlock(&ep->lock);
-		return 0;
-	}
 	if (op->inject && len) {
 		op->copy = malloc(len);
 		if (op->copy == NULL) {

@@ -217,27 +217,27 @@ static int mrcfi_getinfo(uint32_t version, const char *node, const char *service
 
 /* ---- stubs for what MRC cannot do ----------------------------------------------------- */
 
-static int no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+int mrcfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	(void)fid; (void)bfid; (void)flags;
 	return -FI_ENOSYS;
 }
-static int no_control(struct fid *fid, int command, void *arg)
+int mrcfi_no_control(struct fid *fid, int command, void *arg)
 {
 	(void)fid; (void)command; (void)arg;
 	return -FI_ENOSYS;
 }
-static int no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
+int mrcfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context)
 {
 	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
 	return -FI_ENOSYS;
 }
-static int no_tostr(const struct fid *fid, char *buf, size_t len)
+int mrcfi_no_tostr(const struct fid *fid, char *buf, size_t len)
 {
 	(void)fid; (void)buf; (void)len;
 	return -FI_ENOSYS;
 }
-static int no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
+int mrcfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops, void *context)
 {
 	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
 	return -FI_ENOSYS;
@@ -254,11 +254,11 @@ static int fabric_close(struct fid *fid)
 static struct fi_ops fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fabric_close,
-	.bind = no_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
-	.tostr = no_tostr,
-	.ops_set = no_ops_set,
+	.bind = mrcfi_no_bind,
+	.control = mrcfi_no_control,
+	.ops_open = mrcfi_no_ops_open,
+	.tostr = mrcfi_no_tostr,
+	.ops_set = mrcfi_no_ops_set,
 };
 
 static int no_pep(struct fid_fabric *fabric, struct fi_info *info, struct fid_pep **pep, void *context)
@@ -358,10 +358,10 @@ static struct fi_ops domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = domain_close,
 	.bind = domain_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
-	.tostr = no_tostr,
-	.ops_set = no_ops_set,
+	.control = mrcfi_no_control,
+	.ops_open = mrcfi_no_ops_open,
+	.tostr = mrcfi_no_tostr,
+	.ops_set = mrcfi_no_ops_set,
 };
 
 static int no_sep(struct fid_domain *domain, struct fi_info *info, struct fid_ep **sep, void *context)
@@ -473,11 +473,11 @@ static int eq_close(struct fid *fid)
 static struct fi_ops eq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = eq_close,
-	.bind = no_bind,
-	.control = no_control,
-	.ops_open = no_ops_open,
-	.tostr = no_tostr,
-	.ops_set = no_ops_set,
+	.bind = mrcfi_no_bind,
+	.control = mrcfi_no_control,
+	.ops_open = mrcfi_no_ops_open,
+	.tostr = mrcfi_no_tostr,
+	.ops_set = mrcfi_no_ops_set,
 };
 
 static ssize_t eq_read(struct fid_eq *eq, uint32_t *event, void *buf, size_t len, uint64_t flags)
@@ -635,6 +635,8 @@ static void read_params(void)
 	if (fi_param_get_size_t(&mrcfi_prov, "eager_size", &v) == 0 && v >= 64 && v <= (1u << 20))
 		mrcfi_params.eager_size = v;
 }
+
+struct fi_provider *fi_prov_ini(void); /* libfabric finds it with dlsym */
 
 FI_EXT_INI
 {
