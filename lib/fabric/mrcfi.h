@@ -284,7 +284,7 @@ struct mrcfi_conn {
 	/* receiver side */
 	uint64_t rx_seq;          /**< ring messages received and handled */
 	uint64_t rx_returned;     /**< consumed count last written to the peer */
-	unsigned credit_wr;       /**< credit writes in flight (<= 4) */
+	unsigned credit_wr;       /**< credit writes in flight (0 or 1) */
 	uint64_t credit_wr_seq;   /**< credit writes posted */
 	uint64_t recv_posted;     /**< receives posted on the QP */
 	unsigned recv_deficit;    /**< receives still to repost (the ring was full) */

@@ -326,7 +326,11 @@ static void maybe_credit(struct mrcfi_conn *c, bool force)
 	uint64_t due = c->rx_seq - c->rx_returned;
 	uint64_t thresh = c->slots / 4 ? c->slots / 4 : 1;
 
-	if ((!force && due < thresh) || c->credit_wr >= 4)
+	/* One credit write in flight at a time: MRC places the bytes of
+	 * different Writes in arrival order, so a resent packet of an older
+	 * credit write could land after a newer one and move the peer's word
+	 * back, for good if nothing newer followed. */
+	if ((!force && due < thresh) || c->credit_wr >= 1)
 		return;
 	uint64_t *src = &c->credit_src[c->credit_wr_seq % 4];
 
