@@ -53,6 +53,7 @@ struct mrcd_dp_port {
 	bool link_up;              /**< as DPDK last reported */
 	bool admin_up;             /**< mrcd_dp_port_admin */
 	bool engine_up;            /**< what the engine was last told */
+	bool gw_failed;            /**< the gateway of the planes' family is FAILED */
 	uint32_t link_speed_mbps;
 	uint64_t next_link_check_ns;
 	/* TX back-pressure: frames the ring did not take, retried first */
@@ -152,7 +153,11 @@ int mrcd__port_share(struct mrcd_dp *dp, const struct mrcd_dp *dp0, unsigned i, 
 void mrcd__port_free(struct mrcd_dp *dp, unsigned i);
 /** Drop every frame queued for transmission on @p (pending, fault-delayed). */
 void mrcd__port_drop_tx(struct mrcd_dp_port *p);
-/** Every LINK_CHECK_NS: read port @i's link and tell the engine. */
+/** Send the ARP/NDP/ICMP frame @f (@len bytes) on port @i now, on this
+ *  worker's queue (counted in tx_l2; dropped if there is no mbuf or room). */
+void mrcd__port_send_l2(struct mrcd_dp *dp, unsigned i, const uint8_t *f, size_t len);
+/** Every LINK_CHECK_NS: read port @i's link, keep its gateways and route
+ *  next hops resolved, and tell the engine. */
 void mrcd__link_check(struct mrcd_dp *dp, unsigned i, uint64_t now);
 /** Send what a full ring left over on port @i, then @b (may be NULL). */
 void mrcd__port_flush(struct mrcd_dp *dp, unsigned i, struct mrcd_txb *b);

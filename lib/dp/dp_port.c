@@ -5,6 +5,7 @@
  * ring's back-pressure queue (D42) and the fault stage with its delay queues
  * are per port and per worker.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "dp_fault.h"
 #include "dp_internal.h"
+#include "dp_neigh.h"
 
 #define RX_DESC 1024
 #define TX_DESC 1024
@@ -261,15 +263,79 @@ int mrcd_dp_port_lookup(const struct mrcd_dp *dp, const char *name, unsigned pla
 static void port_sync_engine(struct mrcd_dp *dp, unsigned i, uint64_t now)
 {
 	struct mrcd_dp_port *p = &dp->ports[i];
-	bool up = p->link_up && p->admin_up;
+	bool up = p->link_up && p->admin_up && !p->gw_failed;
 
 	if (up == p->engine_up)
 		return;
 	p->engine_up = up;
 	mrcp_port_set_link(dp->eng, (uint8_t)(i + 1), up, now);
-	MRCD_LOG(NOTICE, dp, "port %s (plane %u): %s for the engine (link %s, admin %s)\n",
+	MRCD_LOG(NOTICE, dp, "port %s (plane %u): %s for the engine (link %s, admin %s, gateway %s)\n",
 		 p->name, i + 1, up ? "up" : "down", p->link_up ? "up" : "down",
-		 p->admin_up ? "up" : "down");
+		 p->admin_up ? "up" : "down", p->gw_failed ? "FAILED" : "ok");
+}
+
+void mrcd__port_send_l2(struct mrcd_dp *dp, unsigned i, const uint8_t *f, size_t len)
+{
+	struct mrcd_dp_port *p = &dp->ports[i];
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+	char *d = m ? rte_pktmbuf_append(m, (uint16_t)len) : NULL;
+
+	if (!d) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memcpy(d, f, len);
+	if (rte_eth_tx_burst(p->port_id, (uint16_t)dp->index, &m, 1) == 1)
+		p->c.tx_l2++;
+	else
+		rte_pktmbuf_free(m);
+}
+
+/* Every link check of an up link: keep the port's routers (its gateways and
+ * the next hops of its static routes) resolved, so a stale entry is
+ * refreshed and one that does not answer becomes FAILED before traffic
+ * needs it (dp_neigh.h, mrcd_neigh_refresh). While the gateway of the
+ * planes' family is FAILED the port is down for the engine, as if its link
+ * were: the engine sprays over the other planes and tells its peers (§5.6)
+ * instead of losing every packet of this plane in silence. */
+static void gateway_check(struct mrcd_dp *dp, unsigned i, uint64_t now)
+{
+	struct mrcd_neigh_hop hops[2 + MRCD_NEIGH_MAX_ROUTES];
+	unsigned n = mrcd_neigh_port_hops(dp->neigh, i, hops, RTE_DIM(hops));
+	struct mrcd_dp_port *p = &dp->ports[i];
+	bool failed = p->gw_failed;
+	uint8_t req[MRCD_NEIGH_REQ_MAX];
+	char a[48];
+
+	for (unsigned k = 0; k < n; k++) {
+		size_t len = 0;
+		int rc = mrcd_neigh_refresh(dp->neigh, i, hops[k].family, hops[k].ip, now, NULL,
+					    req, sizeof(req), &len);
+
+		if (len > 0)
+			mrcd__port_send_l2(dp, i, req, len);
+		if (hops[k].role != MRCD_NEIGH_ROLE_GATEWAY || hops[k].family != dp->family)
+			continue;
+		if (rc == 0)
+			failed = false;
+		else if (rc == -EHOSTUNREACH)
+			failed = true; /* and stays so while the retry is INCOMPLETE */
+	}
+	if (failed == p->gw_failed)
+		return;
+	p->gw_failed = failed;
+	if (failed)
+		p->c.gw_down++;
+	if (dp->index != 0)
+		return;
+	inet_ntop(dp->family == 4 ? AF_INET : AF_INET6,
+		  dp->family == 4 ? dp->cfg->ports[i].gw4.a : dp->cfg->ports[i].gw6.a, a, sizeof(a));
+	if (failed)
+		MRCD_LOG(WARNING, dp, "port %s (plane %u): gateway %s does not answer %s: FAILED, the "
+			 "port is down for the engine until it does\n", p->name, i + 1, a,
+			 dp->family == 4 ? "ARP" : "NDP");
+	else
+		MRCD_LOG(NOTICE, dp, "port %s (plane %u): gateway %s answers again\n", p->name, i + 1, a);
 }
 
 void mrcd__link_check(struct mrcd_dp *dp, unsigned i, uint64_t now)
@@ -289,6 +355,8 @@ void mrcd__link_check(struct mrcd_dp *dp, unsigned i, uint64_t now)
 		MRCD_LOG(NOTICE, dp, "port %s: link %s\n", p->name, p->link_up ? "up" : "down");
 	}
 	p->link_speed_mbps = link.link_speed;
+	if (p->link_up)
+		gateway_check(dp, i, now);
 	port_sync_engine(dp, i, now);
 }
 
