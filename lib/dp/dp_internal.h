@@ -50,6 +50,9 @@ struct mrcd_dp_port {
 	int socket;                /**< NUMA socket of the device */
 	struct rte_mempool *pool;  /**< mbufs for this port's socket */
 	bool started;              /**< rte_eth_dev_start succeeded (worker 0) */
+	bool tx_multi_seg;         /**< the device sends chained mbufs
+				    *   (RTE_ETH_TX_OFFLOAD_MULTI_SEGS): zero-copy
+				    *   transmit may be used; net_af_xdp cannot */
 	bool link_up;              /**< as DPDK last reported */
 	bool admin_up;             /**< mrcd_dp_port_admin */
 	bool engine_up;            /**< what the engine was last told */

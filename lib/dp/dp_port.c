@@ -51,6 +51,15 @@ static int dev_name_of(const char *devargs, char *name, size_t cap)
 	return 0;
 }
 
+/* Drivers that drop a frame longer than the MTU they were configured with
+ * (net_tap checks every frame it sends against it). The others that refuse
+ * a large MTU in rte_eth_dev_configure still carry such frames (net_af_packet
+ * is bounded by its framesz devarg instead). */
+static bool mtu_enforced(const char *driver)
+{
+	return driver != NULL && strcmp(driver, "net_tap") == 0;
+}
+
 int mrcd__port_setup(struct mrcd_dp *dp, unsigned i, unsigned nq, char *err, size_t errlen)
 {
 	const struct mrcd_dp_port_config *pc = &dp->cfg->ports[i];
@@ -114,6 +123,12 @@ int mrcd__port_setup(struct mrcd_dp *dp, unsigned i, unsigned nq, char *err, siz
 	}
 
 	memset(&conf, 0, sizeof(conf));
+	/* zero-copy transmit chains the payload (dp_tx.c): only where the
+	 * device takes chained mbufs (net_af_xdp copies the first segment
+	 * alone: such a frame would leave with garbage after it) */
+	p->tx_multi_seg = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+	if (p->tx_multi_seg)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	conf.rxmode.mtu = pc->mtu;
 	if (info.max_mtu && pc->mtu > info.max_mtu) {
 		snprintf(err, errlen, "ports[%u] %s: mtu %u above the device's maximum %u",
@@ -130,9 +145,19 @@ int mrcd__port_setup(struct mrcd_dp *dp, unsigned i, unsigned nq, char *err, siz
 	}
 	rc = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
 	if (rc < 0) {
-		/* some vdevs reject an MTU in the configure call: retry without */
+		/* some vdevs reject an MTU in the configure call (their frame
+		 * limit, max_rx_pktlen, is below it): retry without */
 		conf.rxmode.mtu = 0;
 		rc = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
+		if (rc == 0 && mtu_enforced(info.driver_name)) {
+			uint16_t m = 0;
+
+			rte_eth_dev_get_mtu(pid, &m);
+			snprintf(err, errlen, "ports[%u] %s: mtu %u above what %s takes (frames up to %u B, "
+				 "mtu %u): lower transport.mtu", i, pc->name, pc->mtu, info.driver_name,
+				 info.max_rx_pktlen, m);
+			return -EINVAL;
+		}
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "ports[%u] %s: configure: %s", i, pc->name, rte_strerror(-rc));
@@ -175,9 +200,9 @@ int mrcd__port_setup(struct mrcd_dp *dp, unsigned i, unsigned nq, char *err, siz
 		snprintf(err, errlen, "ports[%u] %s: out of memory", i, pc->name);
 		return -ENOMEM;
 	}
-	MRCD_LOG(INFO, dp, "port %s (plane %u): ethdev %u \"%s\", socket %d, mtu %u, mac %02x:%02x:%02x:%02x:%02x:%02x\n",
+	MRCD_LOG(INFO, dp, "port %s (plane %u): ethdev %u \"%s\", socket %d, mtu %u, mac %02x:%02x:%02x:%02x:%02x:%02x%s\n",
 		 pc->name, i + 1, pid, dev, p->socket, pc->mtu, p->mac[0], p->mac[1], p->mac[2],
-		 p->mac[3], p->mac[4], p->mac[5]);
+		 p->mac[3], p->mac[4], p->mac[5], p->tx_multi_seg ? "" : ", no chained mbufs (payload copied)");
 	return 0;
 }
 
@@ -193,6 +218,7 @@ int mrcd__port_share(struct mrcd_dp *dp, const struct mrcd_dp *dp0, unsigned i, 
 	memcpy(p->mac, p0->mac, 6);
 	p->socket = p0->socket;
 	p->pool = p0->pool;
+	p->tx_multi_seg = p0->tx_multi_seg;
 	p->admin_up = true;
 	p->engine_up = true;
 	if (mrcd_delayq_create(DELAYQ_CAP, &p->delay_tx) < 0 ||
