@@ -476,6 +476,18 @@ static void cmd_counters(struct mrcd_ctl_call *x)
 	MRCD_DP_WORKER_COUNTERS(X)
 #undef X
 	json_object_set_new(o, "worker", w);
+	json_t *cq = json_object(), *cev = json_object();
+
+	set_u64(cq, "qps", st->closed.qps);
+	set_u64(cq, "evs_moved", st->closed.evs_moved);
+#define X(n, d) set_u64(cq, #n, st->closed.qp.n);
+	MRCP_QP_COUNTERS(X)
+#undef X
+#define X(n, d) set_u64(cev, #n, st->closed.ev.n);
+	MRCP_EV_COUNTERS(X)
+#undef X
+	json_object_set_new(cq, "ev", cev);
+	json_object_set_new(o, "closed_qps", cq);
 	free(st);
 	x->result = o;
 }

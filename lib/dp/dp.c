@@ -448,6 +448,28 @@ unsigned mrcd_dp_qps(struct mrcd_dp *w, uint32_t *qpns, unsigned max)
 	return n;
 }
 
+void mrcd__qp_closing(struct mrcd_dp *dp, uint32_t qpn)
+{
+	struct mrcd_dp_closed_qps *t = &dp->closed;
+	const struct mrcp_ev_set *evs = mrcp_qp_evs(dp->eng, qpn);
+	struct mrcp_qp_info qi;
+
+	if (mrcp_qp_info(dp->eng, qpn, &qi) < 0)
+		return;
+	t->qps++;
+#define X(n, d) t->qp.n += qi.c.n;
+	MRCP_QP_COUNTERS(X)
+#undef X
+	for (unsigned k = 0; evs && k < evs->n_evs; k++) {
+		const struct mrcp_ev_counters *c = &evs->evs[k].c;
+
+#define X(n, d) t->ev.n += c->n;
+		MRCP_EV_COUNTERS(X)
+#undef X
+		t->evs_moved += c->transitions > 0;
+	}
+}
+
 void mrcd_dp_status(struct mrcd_dp *w, struct mrcd_dp_status *out)
 {
 	uint64_t first;
@@ -465,6 +487,7 @@ void mrcd_dp_status(struct mrcd_dp *w, struct mrcd_dp_status *out)
 	out->n_qps = mrcd_dp_qp_count(w);
 	out->n_clients = mrcd__client_count(w);
 	out->c = w->wc;
+	out->closed = w->closed;
 	out->n_peers = w->n_peers;
 	memcpy(out->peers, w->peers, w->n_peers * sizeof(w->peers[0]));
 	out->n_probes = w->n_probes;

@@ -110,6 +110,16 @@ struct mrcd_dp_peer {
 	unsigned updates;          /**< updates seen */
 };
 
+/** What the QPs a worker destroyed had done, summed as each was destroyed
+ *  (their own counters go with them): the per-path record of a benchmark
+ *  whose clients come and go. */
+struct mrcd_dp_closed_qps {
+	uint64_t qps;               /**< QPs destroyed */
+	uint64_t evs_moved;         /**< of their EVs, those that ever changed state */
+	struct mrcp_qp_counters qp; /**< their counters, summed */
+	struct mrcp_ev_counters ev; /**< their EVs' counters, summed */
+};
+
 /** A snapshot of one worker (mrcd_dp_status). */
 struct mrcd_dp_status {
 	unsigned worker;           /**< index = engine shard = queue id */
@@ -123,6 +133,7 @@ struct mrcd_dp_status {
 	unsigned n_qps;            /**< QPs with an owner (sessions, selftests) */
 	unsigned n_clients;        /**< client sessions it serves */
 	struct mrcd_dp_worker_counters c;
+	struct mrcd_dp_closed_qps closed; /**< QPs destroyed so far */
 	unsigned n_peers;
 	struct mrcd_dp_peer peers[MRCD_DP_PEERS]; /**< in the order first heard */
 	uint64_t n_probes;         /**< probe results recorded in total */

@@ -122,6 +122,7 @@ struct mrcd_dp {
 	unsigned n_peers;
 
 	struct mrcd_dp_worker_counters wc;
+	struct mrcd_dp_closed_qps closed; /**< summed by mrcd__qp_closing */
 	void *selftests;           /**< dp_selftest.c's table */
 	void *clients;             /**< dp_client.c's session list */
 	/* before an idle sleep: false = do not sleep (e.g. a client posted) */
@@ -193,6 +194,9 @@ void mrcd__rx_flush(struct mrcd_dp *dp, struct mrcd_rxb *rb, uint64_t now);
 
 /* ---- dp.c ---- */
 
+/** Add QP @qpn's counters and its EVs' to @dp->closed: call just before
+ *  mrcp_qp_destroy. */
+void mrcd__qp_closing(struct mrcd_dp *dp, uint32_t qpn);
 /** The owner of @qpn on @dp, or NULL. */
 struct mrcd_dp_qp_owner *mrcd__owner_of(struct mrcd_dp *dp, uint32_t qpn);
 
