@@ -4,7 +4,7 @@ socket (docs/control.md: qps, evs), until SIGTERM/SIGINT or --seconds; then
 write one JSON document:
 
   {"t0": epoch seconds the sampling started, "samples": n, "interval_s": s,
-   "qps": {"<qpn>": {"first_s", "last_s", "evs": [{"index", "ev", "plane",
+   "qps": {"<qpn>": {"first_s", "last_s", "t" (its sample times), "evs": [{"index", "ev", "plane",
         "state" (last seen), "counters" (last seen), "left_good_s" (first
         time seen not GOOD, or null), "back_good_s" (first time GOOD again
         after that, or null)}]}},
@@ -56,8 +56,9 @@ def main():
             evs = req("evs", qpn=qpn)
             if evs is None:
                 continue
-            rec = qps.setdefault(str(qpn), {"first_s": now, "last_s": now, "evs": {}})
+            rec = qps.setdefault(str(qpn), {"first_s": now, "last_s": now, "t": [], "evs": {}})
             rec["last_s"] = now
+            rec["t"].append(round(now, 4))
             for e in evs:
                 k = e["index"]
                 old = rec["evs"].get(k)
