@@ -41,23 +41,30 @@ static const uint8_t unspec[16];
 
 /* Port 0: 10.0.0.1/24 via 10.0.0.254, 2001:db8::1/64 via fe80::fe.
  * Port 1: 10.1.0.1/24, no gateway, no IPv6 global address. */
+/* Port 0's identity (mk, mk_routed). */
+static void port0(struct mrcd_l2_port *p)
+{
+	memset(p, 0, sizeof(*p));
+	memcpy(p->mac, our_mac, 6);
+	p->has_v4 = true;
+	memcpy(p->v4, our_v4, 4);
+	p->v4_plen = 24;
+	p->has_gw4 = true;
+	memcpy(p->gw4, gw_v4, 4);
+	p->has_v6 = true;
+	memcpy(p->v6, our_v6, 16);
+	p->v6_plen = 64;
+	p->has_gw6 = true;
+	memcpy(p->gw6, gw_v6, 16);
+}
+
 static struct mrcd_neigh *mk(unsigned max_entries)
 {
 	struct mrcd_neigh *n = NULL;
-	struct mrcd_l2_port p = {0};
+	struct mrcd_l2_port p;
 
 	ASSERT_EQ(0, mrcd_neigh_create(3, max_entries, &n));
-	memcpy(p.mac, our_mac, 6);
-	p.has_v4 = true;
-	memcpy(p.v4, our_v4, 4);
-	p.v4_plen = 24;
-	p.has_gw4 = true;
-	memcpy(p.gw4, gw_v4, 4);
-	p.has_v6 = true;
-	memcpy(p.v6, our_v6, 16);
-	p.v6_plen = 64;
-	p.has_gw6 = true;
-	memcpy(p.gw6, gw_v6, 16);
+	port0(&p);
 	ASSERT_EQ(0, mrcd_neigh_set_port(n, 0, &p));
 
 	struct mrcd_l2_port q = {0};
@@ -1546,19 +1553,9 @@ static void add_route(struct mrcd_l2_port *p, uint8_t family, const uint8_t *net
 static struct mrcd_neigh *mk_routed(void)
 {
 	struct mrcd_neigh *n = mk(16);
-	struct mrcd_l2_port p = {0};
+	struct mrcd_l2_port p;
 
-	memcpy(p.mac, our_mac, 6);
-	p.has_v4 = true;
-	memcpy(p.v4, our_v4, 4);
-	p.v4_plen = 24;
-	p.has_gw4 = true;
-	memcpy(p.gw4, gw_v4, 4);
-	p.has_v6 = true;
-	memcpy(p.v6, our_v6, 16);
-	p.v6_plen = 64;
-	p.has_gw6 = true;
-	memcpy(p.gw6, gw_v6, 16);
+	port0(&p);
 	add_route(&p, 4, rt_net16, 16, rt_via_a);
 	add_route(&p, 4, rt_net24, 24, rt_via_b);
 	add_route(&p, 6, rt_net6, 32, rt_via6);
