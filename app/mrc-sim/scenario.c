@@ -175,6 +175,12 @@ static void load_workload(struct ctx *c, const yaml_node_t *m, struct sim_scenar
 			get_u32(c, v, 2, 4096, &s->ranks);
 		} else if (!strcmp(key, "steps")) {
 			get_u32(c, v, 1, SIM_MAX_STEPS, &s->steps);
+		} else if (!strcmp(key, "mapping")) {
+			const char *t = scalar(c, v);
+			if (t && (!strcmp(t, "shift") || !strcmp(t, "random")))
+				s->perm_random = !strcmp(t, "random");
+			else if (t)
+				err(c, v, "mapping must be shift or random", t);
 		} else if (!strcmp(key, "shared_qps")) {
 			get_bool(c, v, &s->shared_qps);
 		} else if (!strcmp(key, "compute_us")) {
@@ -316,6 +322,8 @@ static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario
 	if ((s->wl == SIM_WL_ALLREDUCE || s->wl == SIM_WL_ALLTOALL) &&
 	    s->bytes < (uint64_t)(s->ranks ? s->ranks : s->hosts) * s->qps)
 		err(c, root, "a collective needs bytes >= ranks x qps (a chunk per QP)", NULL);
+	if (s->perm_random && s->wl != SIM_WL_PERMUTATION)
+		err(c, root, "mapping is for permutation only", NULL);
 	if (s->shared_qps && s->wl != SIM_WL_ALLTOALL)
 		err(c, root, "shared_qps is for alltoall only", NULL);
 	if ((s->ev_active && s->ev_active % s->planes) || (s->ev_backup != UINT32_MAX && s->ev_backup % s->planes))

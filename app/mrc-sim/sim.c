@@ -134,6 +134,7 @@ struct sim {
 	struct host *hosts;
 	struct flow *flows;
 	uint32_t n_flows;
+	uint32_t *host_flows;     /* [H]: flows each host sends or receives */
 	struct simqp *qps;
 	uint32_t n_qps;
 	struct rank *ranks;       /* collectives: [R] */
@@ -924,20 +925,19 @@ static int setup_engines(struct sim *s)
 		mrcp_engine_config_defaults(&ec);
 		ec.seed = mix64(sc->seed ^ mix64(h + 1));
 		ec.n_ports = (uint8_t)s->P;
-		/* an all-to-all engine has 2(R - 1) QPs per `qps` (one to and
-		 * one from every other rank), R - 1 with shared_qps */
-		if (sc->wl == SIM_WL_ALLTOALL && sc->shared_qps)
-			ec.max_qps = ((sc->ranks ? sc->ranks : s->H) - 1) * sc->qps;
-		else if (sc->wl == SIM_WL_ALLTOALL)
-			ec.max_qps = 2 * (sim_scenario_flows(sc) / s->H + 1) * sc->qps;
-		else
-			ec.max_qps = 2 * sim_scenario_flows(sc) * sc->qps;
-		if (ec.max_qps < 256)
-			ec.max_qps = 256;
+		/* room for the host's own QPs and peers: qps per flow it sends
+		 * or receives (with shared_qps the two flows of a pair of ranks
+		 * share them), a peer per flow */
+		ec.max_qps = s->host_flows[h] * sc->qps / (sc->shared_qps ? 2 : 1);
+		if (ec.max_qps < 4)
+			ec.max_qps = 4;
 		if (ec.max_qps > 65536)
 			ec.max_qps = 65536;
-		if (ec.max_peers < s->H)
-			ec.max_peers = s->H;
+		ec.max_peers = s->host_flows[h] < s->H ? s->host_flows[h] : s->H;
+		if (ec.max_peers == 0)
+			ec.max_peers = 1;
+		ec.max_mrs = 1; /* the shared Write region */
+		ec.timer_slots = 256; /* 262 us a round: few timers per engine */
 		for (uint32_t p = 0; p < s->P; p++) {
 			ec.port_bps[p] = s->rate_bps;
 			ec.port_addr[p] = host_addr(h, p);
@@ -981,10 +981,50 @@ static int setup_engines(struct sim *s)
 	return 0;
 }
 
-static int setup_flows(struct sim *s)
+/* permutation: host i writes to (i + H/2) mod H (mapping: shift), or to
+ * the i-th entry of a random permutation of the hosts with no fixed point
+ * (mapping: random), drawn from a generator of its own seeded by the seed,
+ * so the other draws do not move. */
+static void permutation_map(struct sim *s)
+{
+	struct mrcp_prng g;
+	uint32_t *to = xcalloc(s->H, sizeof(uint32_t));
+
+	for (uint32_t i = 0; i < s->H; i++)
+		to[i] = (i + s->H / 2) % s->H;
+	if (s->sc->perm_random) {
+		mrcp_prng_seed(&g, mix64(s->sc->seed ^ 0x9E4Dull));
+		for (uint32_t i = 0; i < s->H; i++)
+			to[i] = i;
+		for (uint32_t i = s->H; i > 1; i--) {
+			uint32_t j = mrcp_prng_below(&g, i), t = to[i - 1];
+
+			to[i - 1] = to[j];
+			to[j] = t;
+		}
+		/* a fixed point swaps with its successor's destination: neither
+		 * is fixed after, and the ones before stay as they were */
+		for (uint32_t i = 0; i < s->H; i++) {
+			if (to[i] == i) {
+				uint32_t k = (i + 1) % s->H, t = to[i];
+
+				to[i] = to[k];
+				to[k] = t;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < s->H; i++) {
+		s->flows[i].src = i;
+		s->flows[i].dst = to[i];
+	}
+	free(to);
+}
+
+/* The workload's flows (source and destination hosts) and, for a
+ * collective, its ranks: before the engines, which are sized by them. */
+static int plan_flows(struct sim *s)
 {
 	const struct sim_scenario *sc = s->sc;
-	uint64_t msg = (uint64_t)sc->msg_kb * 1024;
 
 	if (sc->wl == SIM_WL_P2P) {
 		s->n_flows = 1;
@@ -1040,11 +1080,17 @@ static int setup_flows(struct sim *s)
 	} else {
 		s->n_flows = s->H;
 		s->flows = xcalloc(s->H, sizeof(*s->flows));
-		for (uint32_t i = 0; i < s->H; i++) {
-			s->flows[i].src = i;
-			s->flows[i].dst = (i + s->H / 2) % s->H;
-		}
+		permutation_map(s);
 	}
+	return 0;
+}
+
+/* Every flow's QPs, connected, and the first Writes posted. */
+static int setup_flows(struct sim *s)
+{
+	const struct sim_scenario *sc = s->sc;
+	uint64_t msg = (uint64_t)sc->msg_kb * 1024;
+
 	s->n_qps = s->n_flows * sc->qps;
 	s->qps = xcalloc(s->n_qps, sizeof(*s->qps));
 	for (uint32_t fi = 0; fi < s->n_flows; fi++) {
@@ -1287,6 +1333,7 @@ static void teardown(struct sim *s)
 	free(s->port_down);
 	free(s->hosts);
 	free(s->flows);
+	free(s->host_flows);
 	free(s->qps);
 	free(s->ranks);
 	free(s->wait_ns);
@@ -1388,6 +1435,15 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	s.buf_len = sc->bytes / sc->qps + sc->bytes % sc->qps + 4096;
 	s.buf = xcalloc(1, s.buf_len);
 
+	if (plan_flows(&s) != 0) {
+		rc = -1;
+		goto out;
+	}
+	s.host_flows = xcalloc(s.H, sizeof(uint32_t));
+	for (uint32_t i = 0; i < s.n_flows; i++) {
+		s.host_flows[s.flows[i].src]++;
+		s.host_flows[s.flows[i].dst]++;
+	}
 	if (setup_engines(&s) != 0 || setup_flows(&s) != 0) {
 		rc = -1;
 		goto out;

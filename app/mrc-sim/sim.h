@@ -96,6 +96,7 @@ struct sim_scenario {
 	uint32_t qps;             /**< QPs per flow */
 	uint32_t msg_kb;          /**< Write size, KiB */
 	uint32_t src, dst;        /**< p2p hosts; incast: dst is the incast receiver */
+	bool perm_random;         /**< permutation mapping: random (seeded), not shift */
 	uint32_t senders;         /**< incast senders, default 7 */
 	uint32_t ranks;           /**< allreduce_ring ranks; 0 = every host */
 	uint32_t steps;           /**< allreduce_ring steps */

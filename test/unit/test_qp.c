@@ -691,3 +691,59 @@ TEST(qp, qp_ev_deny__every_ev_change_is_an_ev_state_event)
 	ASSERT_EQ(MRCP_EV_EVT_ALLOW, ev[0].ev.event);
 	fx_fini(&f);
 }
+
+/* ---- sizing by use: the scoreboard --------------------------------------- */
+
+/* A scoreboard of 16 slots that takes PSN after PSN (and doubles twice on
+ * the way) answers mrcp__qp_sb_past() for every PSN as a full-size one of
+ * 1024 slots would: what check_spurious reads of retransmitted PSNs outlives
+ * their slots. White-box, on the scoreboard fields alone. */
+TEST(qp, sb_past__a_small_scoreboard_reads_as_a_full_size_one)
+{
+	static struct sb_entry full[1024];
+	struct qp q;
+	uint32_t psn0 = MRCP_PSN_MASK - 300; /* wraps on the way */
+
+	memset(&q, 0, sizeof(q));
+	memset(full, 0, sizeof(full));
+	q.sb_cap = 1024;
+	q.sb_mask = 15;
+	q.sb = calloc(16, sizeof(*q.sb));
+	ASSERT_TRUE(q.sb != NULL);
+	q.next_psn = psn0;
+	for (uint32_t k = 0; k < 3000; k++) {
+		uint32_t psn = q.next_psn;
+		struct sb_entry *en = &q.sb[psn & q.sb_mask];
+
+		if (k == 700 || k == 1500)
+			ASSERT_TRUE(mrcp__qp_sb_grow(&q));
+		en = &q.sb[psn & q.sb_mask];
+		if (en->tx_count >= 2 && q.sb_mask + 1 < q.sb_cap)
+			mrcp__qp_sb_evict(&q, psn);
+		/* the send: every third PSN goes twice, with its own cause */
+		memset(en, 0, sizeof(*en));
+		en->sent_ns = 1000 + (uint64_t)k * 10;
+		en->tx_count = k % 3 == 0 ? 2 : 1;
+		en->rtx_cause = (uint8_t)(k % 4);
+		full[psn & 1023] = *en;
+		q.next_psn = mrcp_psn_add(psn, 1);
+		for (int32_t d = -1100; d <= 3; d += 7) {
+			uint32_t p = mrcp_psn_add(q.next_psn, d);
+			const struct sb_entry *got = mrcp__qp_sb_past(&q, p);
+			bool reach = d < 0 && d >= -1024 && (int32_t)k + d >= -1; /* sent, within 1024 */
+
+			if (!reach || full[p & 1023].tx_count < 2) {
+				ASSERT_TRUE(got == NULL || got->tx_count < 2);
+				continue;
+			}
+			ASSERT_TRUE(got != NULL);
+			ASSERT_EQ(full[p & 1023].tx_count, got->tx_count);
+			ASSERT_U64_EQ(full[p & 1023].sent_ns, got->sent_ns);
+			ASSERT_EQ(full[p & 1023].rtx_cause, got->rtx_cause);
+		}
+	}
+	ASSERT_EQ(63, q.sb_mask);
+	ASSERT_TRUE(q.sbp_tail - q.sbp_head <= 1024 / 3 + 1); /* only resent PSNs are kept */
+	free(q.sb);
+	free(q.sbp);
+}
