@@ -3,7 +3,7 @@
  * a CSV time series.
  *
  *   mrc-sim --scenario file.yaml [--seed N] [--transport mrc|rc|both] [--json out.json]
- *           [--csv out.csv [--bucket-us N]] [--progress]
+ *           [--csv out.csv [--bucket-us N]] [--progress] [--event-queue calendar|heap]
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: mrc-sim --scenario file.yaml [--seed N] [--transport mrc|rc|both] [--json out.json]\n"
-		   "               [--csv out.csv [--bucket-us N]] [--progress]\n");
+		   "               [--csv out.csv [--bucket-us N]] [--progress] [--event-queue calendar|heap]\n");
 }
 
 static double goodput_gbps(const struct sim_result *r)
@@ -292,6 +292,7 @@ static int write_json(const char *path, const struct sim_scenario *s, const stru
 int main(int argc, char **argv)
 {
 	const char *scen = NULL, *json = NULL, *tp = "both", *seed = NULL, *csv = NULL, *bucket = NULL;
+	const char *evq = "calendar";
 	struct sim_opts op = {0};
 	struct sim_scenario s;
 	struct sim_result r[2];
@@ -316,7 +317,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--progress")) {
 			op.progress = true;
 			continue;
-		}
+		} else if (!strcmp(argv[i], "--event-queue"))
+			dst = &evq;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return 0;
@@ -357,6 +359,11 @@ int main(int argc, char **argv)
 	}
 	if ((csv != NULL || (s.wl == SIM_WL_P2P && s.n_failures > 0)) && op.bucket_ns == 0)
 		op.bucket_ns = 10000; /* 10 us; p2p failures: the failover figure */
+	if (strcmp(evq, "calendar") && strcmp(evq, "heap")) {
+		fprintf(stderr, "mrc-sim: --event-queue must be calendar or heap\n");
+		return 2;
+	}
+	op.heap_queue = !strcmp(evq, "heap");
 	if (!strcmp(tp, "mrc") || !strcmp(tp, "both"))
 		modes[n++] = MRCP_MODE_MRC;
 	if (!strcmp(tp, "rc") || !strcmp(tp, "both"))

@@ -124,6 +124,9 @@ struct sim_scenario {
 struct sim_opts {
 	uint64_t bucket_ns;       /**< time-series bucket, ns; 0 = no series */
 	bool progress;            /**< a progress line on stderr, and the event rate */
+	bool heap_queue;          /**< --event-queue heap: the binary heap (mrcp_heap.h)
+	                           *   instead of the calendar queue (mrcp_calq.h);
+	                           *   the output is the same, only speed differs */
 };
 
 /** The result of one run. */
