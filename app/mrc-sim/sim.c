@@ -21,6 +21,7 @@
 #define DSCP_CONTROL 46u
 /* §2.1: a trim keeps BTH + METH + TSETH + RETH (12 + 4 + 4 + 16). */
 #define TRIM_KEEP 36u
+#define SIM_IDEAL_MTU 4096u        /* the engines' payload MTU (engine default) */
 
 /* Where a packet is when its hop event fires. */
 enum hop { HOP_T0_SRC = 0, HOP_T1, HOP_T0_DST, HOP_HOST, HOP_T2, HOP_T1_DN };
@@ -105,6 +106,7 @@ struct sim {
 	const struct sim_opts *o;
 	struct sim_result *r;
 	uint32_t ts_cap;          /* buckets allocated in r->ts_* */
+	uint64_t pkts_made;       /* struct pkt allocated (the pool's high water) */
 	struct mrcp_prng prng;    /* ECN marks */
 	struct mrcp_prng fprng;   /* failure losses (gray, ev_drop): ECN draws stay put */
 	uint64_t ecmp_salt;
@@ -126,6 +128,8 @@ struct sim {
 	struct queue *dn2;        /* [P][T2][T1tot]: T2 -> T1 */
 	uint8_t *rt_ok;           /* [P][T0][T1]: routing uses the T0-T1 link */
 	uint32_t *rt_bad;         /* [P]: links routing does not use */
+	uint8_t *rt2_ok;          /* [P][T1tot][T2]: routing uses the T1-T2 link */
+	uint32_t *rt2_bad;        /* [P]: T1-T2 links routing does not use */
 	bool *port_down;          /* [P][H]: the host's engine was told its link is down */
 	unsigned n_evdrop;
 	struct evdrop {
@@ -270,6 +274,7 @@ static struct pkt *pkt_alloc(struct sim *s)
 		s->free_pkts = p->next;
 	} else {
 		p = malloc(sizeof(*p));
+		s->pkts_made++;
 		if (p == NULL) {
 			fprintf(stderr, "mrc-sim: out of memory\n");
 			exit(2);
@@ -410,14 +415,32 @@ static uint32_t ecmp(const struct sim *s, const struct pkt *p, uint32_t st0, uin
 /* Three tiers: the T2 a T1 sends a packet to another pod through, by a
  * hash of the flow and EV (another salt than the T0's), or with source
  * routing the EV's bits 15:8. Two tiers never ask. */
-static uint32_t ecmp2(const struct sim *s, const struct pkt *p)
+static uint32_t t1_of(const struct sim *s, uint32_t t0, uint32_t k);
+
+static uint32_t ecmp2(const struct sim *s, const struct pkt *p, uint32_t st0, uint32_t dt0)
 {
 	if (s->sc->source_routed)
 		return ((p->ev >> 8) & 0xffu) % s->T2;
 	uint64_t k = (uint64_t)p->ev ^ ((uint64_t)p->plane << 40) ^ ((uint64_t)p->t1 << 48);
 	uint64_t h = mix64(mix64(k ^ s->ecmp_salt ^ 0x72ull) ^ ((uint64_t)p->src << 32 | p->dst));
+	uint32_t t2 = (uint32_t)(h % s->T2), n = 0, pick;
+	/* once routing has withdrawn T1-T2 links (link_down + reconverge_ms),
+	 * a T2 the source's T1 or the destination's cannot use is skipped, as
+	 * the T0 does with T1s (resilient hashing) */
+	const uint8_t *rs = &s->rt2_ok[(p->plane * s->T1tot + t1_of(s, st0, p->t1)) * s->T2];
+	const uint8_t *rd = &s->rt2_ok[(p->plane * s->T1tot + t1_of(s, dt0, p->t1)) * s->T2];
 
-	return (uint32_t)(h % s->T2);
+	if (s->rt2_bad[p->plane] == 0 || (rs[t2] && rd[t2]))
+		return t2;
+	for (uint32_t i = 0; i < s->T2; i++)
+		n += rs[i] && rd[i];
+	if (n == 0)
+		return t2;
+	pick = (uint32_t)((h / s->T2) % n);
+	for (uint32_t i = 0; i < s->T2; i++)
+		if (rs[i] && rd[i] && pick-- == 0)
+			return i;
+	return t2;
 }
 
 /* The global index of T1 @k of @t0's pod. */
@@ -444,7 +467,7 @@ static void hop(struct sim *s, struct pkt *p)
 	case HOP_T1:
 		if (s->pods > 1 && st0 / s->sc->t0_per_pod != dt0 / s->sc->t0_per_pod) {
 			/* up to the T2 tier: another pod */
-			p->t2 = (uint16_t)ecmp2(s, p);
+			p->t2 = (uint16_t)ecmp2(s, p, st0, dt0);
 			enqueue(s, &s->up2[(P * s->T1tot + t1_of(s, st0, p->t1)) * s->T2 + p->t2], p, HOP_T2);
 			break;
 		}
@@ -811,11 +834,18 @@ static void host_service(struct sim *s, uint32_t h)
 
 /* ---- failures ------------------------------------------------------------------- */
 
-/* The two queues of a link (host-T0, or T0-T1 of plane P). */
-static void link_queues(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, struct queue **a,
+/* The two queues of a link of plane P: host-T0 (@host), T0-T1 (@t0, and
+ * @t1 within the T0's pod) or, with three tiers, T1-T2 (@t2, with @t1 in
+ * pod @t0). */
+static void link_queues(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, int t2, struct queue **a,
 			struct queue **b)
 {
-	if (host >= 0) {
+	if (t2 >= 0) {
+		uint32_t g = t0 * s->T1 + t1; /* t0 is the pod */
+
+		*a = &s->up2[(P * s->T1tot + g) * s->T2 + (uint32_t)t2];
+		*b = &s->dn2[(P * s->T2 + (uint32_t)t2) * s->T1tot + g];
+	} else if (host >= 0) {
 		*a = &s->nic[P * s->H + (uint32_t)host];
 		*b = &s->dnh[P * s->H + (uint32_t)host];
 	} else {
@@ -828,11 +858,11 @@ static void link_queues(struct sim *s, uint32_t P, int host, uint32_t t0, uint32
  * nothing else changes. Otherwise up means healthy again (no loss, full
  * rate), Otherwise routing learns of a T0-T1 change reconverge_ms later,
  * and a host's NIC sees its own link change at once (D50). */
-static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, bool up, bool silent)
+static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, int t2, bool up, bool silent)
 {
 	struct queue *a, *b;
 
-	link_queues(s, P, host, t0, t1, &a, &b);
+	link_queues(s, P, host, t0, t1, t2, &a, &b);
 	a->up = b->up = up;
 	if (up && !silent) {
 		a->loss_thresh = b->loss_thresh = 0;
@@ -840,7 +870,10 @@ static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_
 	}
 	if (silent)
 		return;
-	if (host < 0) {
+	if (t2 >= 0) {
+		push(s, s->now_ps + s->sc->reconverge_ns * PS_PER_NS, EVK_ROUTE,
+		     (P * s->T1tot + t0 * s->T1 + t1) * s->T2 + (uint32_t)t2, NULL, 2u | up);
+	} else if (host < 0) {
 		push(s, s->now_ps + s->sc->reconverge_ns * PS_PER_NS, EVK_ROUTE, (P * s->T0 + t0) * s->T1 + t1,
 		     NULL, up);
 	} else if (s->port_down[P * s->H + (uint32_t)host] == up) {
@@ -850,10 +883,21 @@ static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_
 	}
 }
 
-static void route_change(struct sim *s, uint32_t link, bool up)
+/* Routing learns of a link change: @core, a T1-T2 link. */
+static void route_change(struct sim *s, uint32_t link, bool up, bool core)
 {
-	uint32_t P = link / (s->T0 * s->T1);
+	uint32_t P = core ? link / (s->T1tot * s->T2) : link / (s->T0 * s->T1);
 
+	if (core) {
+		if (s->rt2_ok[link] == up)
+			return;
+		s->rt2_ok[link] = up;
+		if (up)
+			s->rt2_bad[P]--;
+		else
+			s->rt2_bad[P]++;
+		return;
+	}
 	if (s->rt_ok[link] == up)
 		return;
 	s->rt_ok[link] = up;
@@ -884,18 +928,20 @@ static void ev_drop_start(struct sim *s, const struct sim_failure *f)
 static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
 {
 	const struct sim_failure *f = &s->sc->failures[idx];
-	uint32_t P = (uint32_t)f->plane, t0 = (uint32_t)f->t0, t1 = (uint32_t)f->t1;
+	uint32_t P = (uint32_t)f->plane, t1 = (uint32_t)f->t1;
+	/* a T1-T2 link names its T1 by pod and index */
+	uint32_t t0 = f->t2 >= 0 ? (uint32_t)f->pod : (uint32_t)f->t0;
 	struct queue *a, *b;
 
 	switch (f->kind) {
 	case SIM_FAIL_LINK_DOWN:
 	case SIM_FAIL_LINK_UP:
 	case SIM_FAIL_BLACKHOLE:
-		link_state(s, P, f->host, t0, t1, f->kind == SIM_FAIL_LINK_UP, f->kind == SIM_FAIL_BLACKHOLE);
+		link_state(s, P, f->host, t0, t1, f->t2, f->kind == SIM_FAIL_LINK_UP, f->kind == SIM_FAIL_BLACKHOLE);
 		break;
 	case SIM_FAIL_GRAY:
 	case SIM_FAIL_SLOW:
-		link_queues(s, P, f->host, t0, t1, &a, &b);
+		link_queues(s, P, f->host, t0, t1, f->t2, &a, &b);
 		if (f->kind == SIM_FAIL_GRAY)
 			a->loss_thresh = b->loss_thresh = loss_thresh(f->loss_pct);
 		else
@@ -906,7 +952,7 @@ static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
 		uint64_t half = f->period_ns / 2, end = f->at_ns + f->duration_ns;
 		uint64_t tk = f->at_ns + gen * half, next = tk + half;
 
-		link_state(s, P, f->host, t0, t1, tk >= end || (gen & 1), true);
+		link_state(s, P, f->host, t0, t1, f->t2, tk >= end || (gen & 1), true);
 		if (tk < end)
 			push(s, (next < end ? next : end) * PS_PER_NS, EVK_FAIL, idx, NULL, gen + 1);
 		break;
@@ -917,12 +963,12 @@ static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
 
 		if (f->t0 >= 0) {
 			for (uint32_t k = 0; k < s->T1; k++)
-				link_state(s, P, -1, t0, k, false, silent);
+				link_state(s, P, -1, t0, k, -1, false, silent);
 			for (uint32_t h = t0 * s->sc->hosts_per_t0; h < (t0 + 1) * s->sc->hosts_per_t0 && h < s->H; h++)
-				link_state(s, P, (int)h, 0, 0, false, silent);
+				link_state(s, P, (int)h, 0, 0, -1, false, silent);
 		} else {
 			for (uint32_t k = 0; k < s->T0; k++)
-				link_state(s, P, -1, k, t1, false, silent);
+				link_state(s, P, -1, k, t1, -1, false, silent);
 		}
 		break;
 	}
@@ -1193,6 +1239,139 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Wire bytes of @len payload bytes sent as Writes of at most @msg bytes:
+ * every packet carries headers (BTH, METH, TSETH, RETH: 36 B) and the frame
+ * (SIM_WIRE_OVERHEAD). */
+static uint64_t wire_of(uint64_t len, uint64_t msg)
+{
+	uint64_t full = len / msg, rest = len % msg;
+	uint64_t pk_full = (msg + SIM_IDEAL_MTU - 1) / SIM_IDEAL_MTU, pk_rest = (rest + SIM_IDEAL_MTU - 1) / SIM_IDEAL_MTU;
+
+	return len + (full * pk_full + pk_rest) * (TRIM_KEEP + SIM_WIRE_OVERHEAD);
+}
+
+/* Links between two hosts: 2 under one T0, 4 through a T1, 6 through a T2. */
+static uint32_t path_links(const struct sim *s, uint32_t a, uint32_t b)
+{
+	uint32_t t0a = a / s->sc->hosts_per_t0, t0b = b / s->sc->hosts_per_t0;
+
+	if (t0a == t0b)
+		return 2;
+	if (s->pods > 1 && t0a / s->sc->t0_per_pod != t0b / s->sc->t0_per_pod)
+		return 6;
+	return 4;
+}
+
+/* The ideal completion time of a flow of @bytes from @a to @b, ps: alone on
+ * an idle fabric, its wire bytes at the host's rate (every plane for MRC,
+ * one for RC), the first packet stored and forwarded on every link and
+ * propagated there and back (the last SACK's way home). */
+static uint64_t ideal_ps(const struct sim *s, uint32_t a, uint32_t b, uint64_t bytes)
+{
+	uint64_t host_bps = s->rate_bps * (s->mode == MRCP_MODE_RC ? 1 : s->P), msg = (uint64_t)s->sc->msg_kb * 1024;
+	uint64_t first = (bytes < SIM_IDEAL_MTU ? bytes : SIM_IDEAL_MTU) + TRIM_KEEP + SIM_WIRE_OVERHEAD, wire = 0;
+	uint32_t links = path_links(s, a, b);
+
+	for (uint32_t k = 0; k < s->sc->qps; k++)
+		wire += wire_of(bytes / s->sc->qps + (k == s->sc->qps - 1 ? bytes % s->sc->qps : 0), msg);
+	/* in double: bytes x 8e12 overflows 64 bits from 2.3 MB */
+	return (uint64_t)((double)wire * 8e12 / (double)host_bps + (double)(links - 1) * ((double)first * 8e12 /
+		(double)s->rate_bps) + 0.5) + 2 * links * s->delay_ps;
+}
+
+static uint64_t pct(const uint64_t *v, uint32_t n, unsigned per_mille)
+{
+	uint64_t k = ((uint64_t)n * per_mille + 999) / 1000; /* nearest rank */
+
+	return v[k ? k - 1 : 0];
+}
+
+/* The completion-time distribution over the flows (or ranks) that finished,
+ * its ideal (the largest per-unit ideal), and for incast the senders'
+ * fairness. */
+static void collect_fct(struct sim *s)
+{
+	struct sim_result *r = s->r;
+	uint32_t n = 0, units = s->R ? s->R : s->n_flows;
+	uint64_t *v = xcalloc(units, sizeof(uint64_t)), sum = 0, ideal = 0;
+
+	for (uint32_t i = 0; i < units; i++) {
+		uint64_t d = s->R ? (s->ranks[i].done ? s->ranks[i].done_ns : 0) :
+				    (s->flows[i].qps_left == 0 ? s->flows[i].done_ns : 0);
+		uint64_t id;
+
+		if (s->R) {
+			/* a rank: per step its compute and what it sends at the
+			 * host's rate (the bandwidth bound; phases wait on
+			 * each other too) */
+			uint64_t host_bps = s->rate_bps * (s->mode == MRCP_MODE_RC ? 1 : s->P);
+			uint64_t chunk = s->sc->bytes / s->R, w = 0;
+
+			for (uint32_t k = 0; k < s->sc->qps; k++)
+				w += wire_of(chunk / s->sc->qps + (k == s->sc->qps - 1 ? chunk % s->sc->qps : 0),
+					     (uint64_t)s->sc->msg_kb * 1024);
+			id = s->sc->steps * (s->sc->compute_ns * PS_PER_NS +
+					     (uint64_t)((double)s->phases * s->fpr * (double)w * 8e12 / (double)host_bps + 0.5));
+		} else {
+			id = ideal_ps(s, s->flows[i].src, s->flows[i].dst, s->sc->bytes);
+		}
+		if (id > ideal)
+			ideal = id;
+		if (d == 0)
+			continue;
+		v[n++] = d;
+		sum += d;
+	}
+	qsort(v, n, sizeof(uint64_t), cmp_u64);
+	r->fct_n = n;
+	r->fct_ideal_ns = ideal / PS_PER_NS;
+	if (n != 0) {
+		r->fct_mean_ns = sum / n;
+		r->fct_p50_ns = pct(v, n, 500);
+		r->fct_p99_ns = pct(v, n, 990);
+		r->fct_max_ns = v[n - 1];
+	}
+	free(v);
+	if (s->sc->wl == SIM_WL_INCAST && s->n_flows > 1) {
+		double x = 0, x2 = 0;
+		uint32_t k = s->n_flows - 1; /* the victim is the last */
+
+		for (uint32_t i = 0; i < k; i++) {
+			double g = s->flows[i].qps_left == 0 ? (double)s->sc->bytes * 8.0 / (double)s->flows[i].done_ns : 0;
+
+			x += g;
+			x2 += g * g;
+		}
+		r->senders_jain = x2 > 0 ? x * x / ((double)k * x2) : 0;
+	}
+}
+
+/* What the run allocated: the engines' own figures and the simulator's
+ * (fabric, hosts, flows, packets, event queue, series), in bytes. */
+static void collect_mem(struct sim *s)
+{
+	struct sim_result *r = s->r;
+	uint64_t b = sizeof(*s), nq = (uint64_t)s->P * s->H * 2, lq;
+
+	for (uint32_t h = 0; h < s->H; h++) {
+		struct mrcp_engine_mem m;
+
+		mrcp_engine_mem(s->hosts[h].e, &m);
+		r->mem_engine_bytes += m.engine_bytes;
+		r->mem_qp_bytes += m.qp_bytes;
+		r->mem_qps += m.qps;
+	}
+	lq = (uint64_t)s->P * (s->T0 * s->T1 + s->T0 * s->T1tot + 2 * s->T1tot * (s->T2 ? s->T2 : 1));
+	b += (nq + lq) * sizeof(struct queue) + (uint64_t)s->P * (s->T0 * s->T1 + s->T1tot * (s->T2 ? s->T2 : 1)) +
+	     (uint64_t)s->P * s->H * sizeof(bool);
+	b += (uint64_t)s->H * (sizeof(struct host) + sizeof(uint32_t)) + (uint64_t)s->n_flows * sizeof(struct flow) +
+	     (uint64_t)s->n_qps * sizeof(struct simqp) + (uint64_t)s->R * sizeof(struct rank) +
+	     2ull * s->R * s->sc->steps * sizeof(uint64_t) + s->buf_len + (uint64_t)BURST * SLOT_BYTES;
+	b += s->pkts_made * sizeof(struct pkt) + (uint64_t)s->evq.cap * sizeof(struct mrcp_heap_ent) +
+	     mrcp_calq_bytes(&s->calq) + (uint64_t)s->ts_cap * 3 * sizeof(uint64_t);
+	r->mem_sim_bytes = b;
+}
+
 static void collect(struct sim *s)
 {
 	struct sim_result *r = s->r;
@@ -1357,6 +1536,8 @@ static void teardown(struct sim *s)
 	free(s->rt_ok);
 	free(s->evdrop_pool0);
 	free(s->rt_bad);
+	free(s->rt2_ok);
+	free(s->rt2_bad);
 	free(s->port_down);
 	free(s->hosts);
 	free(s->flows);
@@ -1447,6 +1628,9 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	s.rt_bad = xcalloc(s.P, sizeof(uint32_t));
 	s.port_down = xcalloc((size_t)s.P * s.H, sizeof(bool));
 	memset(s.rt_ok, 1, (size_t)s.P * s.T0 * s.T1);
+	s.rt2_ok = xcalloc((size_t)s.P * s.T1tot * (s.T2 ? s.T2 : 1), 1);
+	s.rt2_bad = xcalloc(s.P, sizeof(uint32_t));
+	memset(s.rt2_ok, 1, (size_t)s.P * s.T1tot * (s.T2 ? s.T2 : 1));
 	for (size_t i = 0; i < (size_t)s.P * s.H; i++) {
 		s.nic[i].up = s.dnh[i].up = true;
 		s.nic[i].rate_bps = s.dnh[i].rate_bps = s.rate_bps;
@@ -1532,7 +1716,7 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 			host_service(&s, ev.arg);
 			break;
 		case EVK_ROUTE:
-			route_change(&s, ev.arg, ev.val.u64 != 0);
+			route_change(&s, ev.arg, (ev.val.u64 & 1) != 0, (ev.val.u64 & 2) != 0);
 			break;
 		default:
 			apply_failure(&s, ev.arg, ev.val.u64);
@@ -1545,6 +1729,8 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	if (s.o->bucket_ns)
 		(void)ts_bucket(&s); /* the series runs to end_ns */
 	collect(&s);
+	collect_fct(&s);
+	collect_mem(&s);
 	r->cpu_s = cpu_now() - t0;
 	{
 		struct rusage ru;

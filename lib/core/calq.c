@@ -202,6 +202,12 @@ bool mrcp_calq_pop(struct mrcp_calq *q, struct mrcp_heap_ent *out)
 	return true;
 }
 
+size_t mrcp_calq_bytes(const struct mrcp_calq *q)
+{
+	return ((size_t)q->near.cap + q->far.cap) * sizeof(struct mrcp_heap_ent) +
+	       (size_t)q->n_buckets * sizeof(*q->head) + q->n_buckets / 8 + (size_t)q->pool_cap * sizeof(*q->pool);
+}
+
 void mrcp_calq_foreach(const struct mrcp_calq *q, void (*fn)(void *ctx, const struct mrcp_heap_ent *e),
 		       void *ctx)
 {

@@ -666,6 +666,29 @@ int mrcp__check_invariants(const struct mrcp_engine *e, char *why, size_t why_le
 
 /* ---- counters ------------------------------------------------------------------ */
 
+void mrcp_engine_mem(const struct mrcp_engine *e, struct mrcp_engine_mem *out)
+{
+	uint32_t nq = 1u << e->qp_slot_bits;
+
+	memset(out, 0, sizeof(*out));
+	out->engine_bytes = sizeof(*e) + (uint64_t)nq * sizeof(struct qp) +
+			    (uint64_t)e->cfg.max_mrs * sizeof(struct eng_mr) +
+			    (uint64_t)e->cfg.max_peers * sizeof(struct peer) +
+			    (uint64_t)(e->cq_mask + 1) * sizeof(*e->cq) + (uint64_t)(e->evq_mask + 1) * sizeof(*e->evq) +
+			    (uint64_t)(e->ctl_mask + 1) * sizeof(*e->ctl) +
+			    (uint64_t)e->wheel.n_slots * sizeof(*e->wheel.slots) + e->wheel.n_slots / 8;
+	for (uint32_t i = 0; i < e->cfg.max_peers; i++)
+		if (e->peers[i].cc.priv != NULL)
+			out->engine_bytes += e->peers[i].cc.ops->priv_size;
+	for (uint32_t i = 0; i < nq; i++) {
+		if (!e->qps[i].used)
+			continue;
+		out->qps++;
+		out->qp_bytes += sizeof(struct qp) + mrcp__qp_mem(&e->qps[i]);
+	}
+	out->engine_bytes -= (uint64_t)out->qps * sizeof(struct qp); /* they are the QPs' */
+}
+
 void mrcp_engine_counters(const struct mrcp_engine *e, struct mrcp_engine_counters *out)
 {
 	*out = e->c;

@@ -441,6 +441,8 @@ static inline bool mrcp__qp_rm_room(struct qp *qp, uint16_t msn)
 {
 	return (uint32_t)mrcp_msn_diff(msn, qp->rcv_msn) <= qp->rm_mask || mrcp__qp_rm_grow(qp, msn);
 }
+/* Bytes @qp allocated beyond its slot (mrcp_engine_mem). */
+uint64_t mrcp__qp_mem(const struct qp *qp);
 void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status);
 void mrcp__qp_flush(struct mrcp_engine *e, struct qp *qp, uint8_t first_status);
 void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp);

@@ -56,6 +56,9 @@ int mrcp_calq_push(struct mrcp_calq *q, const struct mrcp_heap_ent *e);
  *  empty (@out untouched). */
 bool mrcp_calq_pop(struct mrcp_calq *q, struct mrcp_heap_ent *out);
 
+/** Bytes @q has allocated (its heaps, bucket table, bitmap and node pool). */
+size_t mrcp_calq_bytes(const struct mrcp_calq *q);
+
 /** Call @fn on every entry held, in no particular order (to free payloads). */
 void mrcp_calq_foreach(const struct mrcp_calq *q, void (*fn)(void *ctx, const struct mrcp_heap_ent *e),
 		       void *ctx);

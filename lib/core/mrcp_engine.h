@@ -444,6 +444,20 @@ struct mrcp_qp_info {
 };
 
 void mrcp_engine_counters(const struct mrcp_engine *e, struct mrcp_engine_counters *out);
+
+/** What an engine has allocated, in bytes as asked of malloc (its own
+ *  overhead not counted). Grows with use (preallocate off), never shrinks. */
+struct mrcp_engine_mem {
+	uint64_t engine_bytes;    /**< the engine: itself, its unused QP slots, MR and peer
+	                           *   tables, CQ / event / control rings, timing
+	                           *   wheel, the per-peer QPCCs */
+	uint64_t qp_bytes;        /**< its QPs, each a slot plus what it allocated:
+	                           *   send and receive queues, scoreboard, message
+	                           *   ring, receive bitmap, EV set, own QPCC */
+	uint32_t qps;             /**< QPs in use */
+};
+void mrcp_engine_mem(const struct mrcp_engine *e, struct mrcp_engine_mem *out);
+
 /** @return 0, -ENOENT. */
 int mrcp_qp_info(const struct mrcp_engine *e, uint32_t qpn, struct mrcp_qp_info *out);
 /** The QP's EV set, read-only (states, counters) or NULL. */

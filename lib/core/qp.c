@@ -686,6 +686,23 @@ bool mrcp__qp_rm_grow(struct qp *qp, uint16_t msn)
 	return true;
 }
 
+uint64_t mrcp__qp_mem(const struct qp *qp)
+{
+	uint64_t b = (uint64_t)(qp->sq_mask + 1) * sizeof(*qp->sq) + (uint64_t)(qp->rq_mask + 1) * sizeof(*qp->rq) +
+		     (uint64_t)(qp->rbits_mask + 1) / 8 + (uint64_t)(qp->rm_mask + 1) * sizeof(*qp->rm);
+
+	if (qp->sb != NULL)
+		b += (uint64_t)(qp->sb_mask + 1) * sizeof(*qp->sb);
+	if (qp->sbp != NULL)
+		b += (uint64_t)(qp->sbp_mask + 1) * sizeof(*qp->sbp);
+	if (qp->evs.evs != NULL) /* the EVs, permutation, value hash and deadline heaps */
+		b += (uint64_t)qp->evs.n_evs * (sizeof(*qp->evs.evs) + 3 * sizeof(uint16_t)) +
+		     (uint64_t)(qp->evs.hash_mask + 1) * sizeof(uint16_t);
+	if (qp->cc == &qp->own_cc && qp->own_cc.priv != NULL)
+		b += qp->own_cc.ops->priv_size;
+	return b;
+}
+
 /* ---- posting -------------------------------------------------------------------------- */
 
 int mrcp_qp_post_send(struct mrcp_engine *e, uint32_t qpn, const struct mrcp_send_wr *wr, uint64_t now_ns)
