@@ -1,14 +1,18 @@
 #!/bin/sh
 # check-mrc-sim-failures.sh - every failure kind parses and runs (a 256 KiB
 # p2p that MRC must finish, twice byte-identical), and malformed failures
-# are rejected with file:line and exit status 2.
+# are rejected with file:line and exit status 2. "Finished" is read from
+# --json (simval.sh); the ev_drop line only the text report prints.
 #
 #   check-mrc-sim-failures.sh MRC_SIM
 set -eu
 
 sim=$1
+. "$(dirname "$0")/simval.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 base() {
 	cat <<'YAML'
@@ -31,8 +35,9 @@ good() { # name failure-lines...
 	"$sim" --scenario "$tmp/$name.yaml" --transport mrc --json "$tmp/$name.b.json" >"$tmp/$name.b"
 	cmp -s "$tmp/$name.a" "$tmp/$name.b" && cmp -s "$tmp/$name.a.json" "$tmp/$name.b.json" ||
 		{ echo "FAIL $name: two runs differ" >&2; exit 1; }
-	awk '$1 == "mrc" && $2 ~ /^[0-9]+$/ { ok = ($2 == $3) } END { exit !ok }' "$tmp/$name.a" ||
-		{ cat "$tmp/$name.a"; echo "FAIL $name: MRC unfinished" >&2; exit 1; }
+	fin=$(finish_ns "$tmp/$name.a.json" mrc) || fin=
+	num_check "$name: MRC finished" 'f > 0' f="$fin" ||
+		{ cat "$tmp/$name.a"; echo "FAIL $name: MRC unfinished ('$fin')" >&2; exit 1; }
 	echo "ok: $name"
 }
 

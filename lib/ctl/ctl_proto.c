@@ -6,21 +6,47 @@
  * (mrcctl). Needs jansson and libc only; never prints.
  */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "mrcd_ctl.h"
+#include "mrcp_engine.h"
+
+/* peer_info carries lib/core's connection-info blob, hex-encoded. */
+static_assert(MRCD_CTL_CONN_INFO_LEN == MRCP_CONN_INFO_LEN,
+	      "the control protocol's peer_info is lib/core's connection info");
 
 /* Deep nesting is never valid here; refuse it before jansson recurses. */
 #define MAX_DEPTH 32
 
+/* The command table (MRCD_CTL_CMDS), column by column. */
 static const char *const cmd_names[MRCD_CTL_CMD_COUNT] = {
 	[MRCD_CTL_INVALID] = NULL,
-#define X(e, n, h) [MRCD_CTL_##e] = n,
+#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = #n,
+	MRCD_CTL_CMDS(X)
+#undef X
+};
+
+static const char *const cmd_help[MRCD_CTL_CMD_COUNT] = {
+#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = h,
+	MRCD_CTL_CMDS(X)
+#undef X
+};
+
+static const enum mrcd_ctl_route cmd_route[MRCD_CTL_CMD_COUNT] = {
+#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = MRCD_CTL_ROUTE_##r,
+	MRCD_CTL_CMDS(X)
+#undef X
+};
+
+static const enum mrcd_ctl_combine cmd_combine[MRCD_CTL_CMD_COUNT] = {
+#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = MRCD_CTL_COMBINE_##c,
 	MRCD_CTL_CMDS(X)
 #undef X
 };
@@ -32,6 +58,32 @@ const char *mrcd_ctl_cmd_name(enum mrcd_ctl_cmd c)
 	return cmd_names[c];
 }
 
+const char *mrcd_ctl_cmd_help(enum mrcd_ctl_cmd c)
+{
+	if (c <= MRCD_CTL_INVALID || (unsigned)c >= MRCD_CTL_CMD_COUNT)
+		return NULL;
+	return cmd_help[c];
+}
+
+enum mrcd_ctl_route mrcd_ctl_cmd_route(enum mrcd_ctl_cmd c)
+{
+	if ((unsigned)c >= MRCD_CTL_CMD_COUNT)
+		return MRCD_CTL_ROUTE_DAEMON;
+	return cmd_route[c];
+}
+
+enum mrcd_ctl_combine mrcd_ctl_cmd_combine(enum mrcd_ctl_cmd c)
+{
+	if ((unsigned)c >= MRCD_CTL_CMD_COUNT)
+		return MRCD_CTL_COMBINE_ONE;
+	return cmd_combine[c];
+}
+
+bool mrcd_ctl_cmd_needs_session(enum mrcd_ctl_cmd c)
+{
+	return mrcd_ctl_cmd_route(c) == MRCD_CTL_ROUTE_SESSION;
+}
+
 enum mrcd_ctl_cmd mrcd_ctl_cmd_lookup(const char *name)
 {
 	if (name == NULL)
@@ -40,6 +92,58 @@ enum mrcd_ctl_cmd mrcd_ctl_cmd_lookup(const char *name)
 		if (strcmp(cmd_names[i], name) == 0)
 			return (enum mrcd_ctl_cmd)i;
 	return MRCD_CTL_INVALID;
+}
+
+const char *mrcd_ctl_errno_name(int e)
+{
+	switch (e) {
+#define X(n) case n: return #n;
+	MRCD_CTL_ERRNOS(X)
+#undef X
+	default: return NULL;
+	}
+}
+
+char *mrcd_ctl_format_reply(bool has_id, int64_t id, const json_t *result, int err,
+			    const char *reason)
+{
+	json_t *o = json_object();
+	const char *code = mrcd_ctl_errno_name(-err);
+	char *s, *line;
+	size_t n;
+
+	if (o == NULL)
+		return NULL;
+	json_object_set_new(o, "v", json_integer(MRCD_CTL_PROTO_VERSION));
+	if (has_id)
+		json_object_set_new(o, "id", json_integer(id));
+	if (err == 0) {
+		json_object_set_new(o, "ok", json_true());
+		json_object_set_new(o, "result", result != NULL ? json_incref((json_t *)(uintptr_t)result)
+								 : json_object());
+	} else {
+		json_t *e = json_object();
+
+		json_object_set_new(o, "ok", json_false());
+		json_object_set_new(e, "errno", json_integer(-err));
+		json_object_set_new(e, "code", json_string(code != NULL ? code : "EIO"));
+		json_object_set_new(e, "reason", json_string(reason != NULL && reason[0] ? reason
+										: strerror(-err)));
+		json_object_set_new(o, "error", e);
+	}
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (s == NULL)
+		return NULL;
+	n = strlen(s);
+	line = malloc(n + 2);
+	if (line != NULL) {
+		memcpy(line, s, n);
+		line[n] = '\n';
+		line[n + 1] = '\0';
+	}
+	free(s);
+	return line;
 }
 
 void mrcd_ctl_hex_encode(const uint8_t *in, size_t n, char *out)
@@ -366,6 +470,7 @@ struct cmd_spec {
 static int parse_qp(struct ctx *c, const json_t *args, struct mrcd_ctl_req *req)
 {
 	RET_IF_ERR(get_u32(c, args, "qpn", true, 1, 0xffffff, &req->qp.qpn));
+	req->route_key = req->qp.qpn;
 	return 0;
 }
 
@@ -428,6 +533,7 @@ static int parse_ev_deny(struct ctx *c, const json_t *args, struct mrcd_ctl_req 
 	RET_IF_ERR(get_u32(c, args, "ev", true, 0, 0xffffffff, &req->ev_deny.ev));
 	req->ev_deny.deny = true;
 	RET_IF_ERR(get_bool(c, args, "deny", false, &req->ev_deny.deny));
+	req->route_key = req->ev_deny.qpn;
 	return 0;
 }
 
@@ -473,6 +579,7 @@ static int parse_st_listen(struct ctx *c, const json_t *args, struct mrcd_ctl_re
 	x = -1;
 	RET_IF_ERR(get_int(c, args, "worker", false, 0, MRCD_CTL_MAX_WORKERS - 1, &x));
 	req->st_listen.worker = (int)x;
+	req->route_key = x;
 	return 0;
 }
 
@@ -494,6 +601,7 @@ static int parse_st_start(struct ctx *c, const json_t *args, struct mrcd_ctl_req
 	bytes = -1;
 	RET_IF_ERR(get_int(c, args, "worker", false, 0, MRCD_CTL_MAX_WORKERS - 1, &bytes));
 	req->st_start.worker = (int)bytes;
+	req->route_key = bytes;
 	return 0;
 }
 
@@ -502,12 +610,14 @@ static int parse_st_accept(struct ctx *c, const json_t *args, struct mrcd_ctl_re
 	RET_IF_ERR(get_u32(c, args, "id", true, 1, 0xffffffff, &req->st_accept.id));
 	RET_IF_ERR(get_hex(c, args, "peer_info", req->st_accept.peer_info,
 			   MRCD_CTL_CONN_INFO_LEN));
+	req->route_key = req->st_accept.id;
 	return 0;
 }
 
 static int parse_st_id(struct ctx *c, const json_t *args, struct mrcd_ctl_req *req)
 {
 	RET_IF_ERR(get_u32(c, args, "id", true, 1, 0xffffffff, &req->st.id));
+	req->route_key = req->st.id;
 	return 0;
 }
 
@@ -594,29 +704,29 @@ static const char *const keys_st_start[] = {"peer_info", "bytes", "msg_size", "w
 static const char *const keys_st_accept[] = {"id", "peer_info", NULL};
 static const char *const keys_st_id[] = {"id", NULL};
 
-/* Commands missing here take no arguments. */
-static const struct cmd_spec specs[MRCD_CTL_CMD_COUNT] = {
-	[MRCD_CTL_QP] = {keys_qp, parse_qp},
-	[MRCD_CTL_EVS] = {keys_qp, parse_qp},
-	[MRCD_CTL_FAULT_SET] = {keys_fault_set, parse_fault_set},
-	[MRCD_CTL_FAULT_CLEAR] = {keys_fault_clear, parse_fault_clear},
-	[MRCD_CTL_EV_DENY] = {keys_ev_deny, parse_ev_deny},
-	[MRCD_CTL_PORT_ADMIN] = {keys_port_admin, parse_port_admin},
-	[MRCD_CTL_LOG_LEVEL] = {keys_log_level, parse_log_level},
-	[MRCD_CTL_EV_PROBE] = {keys_ev_probe, parse_ev_probe},
-	[MRCD_CTL_SELFTEST_LISTEN] = {keys_st_listen, parse_st_listen},
-	[MRCD_CTL_SELFTEST_START] = {keys_st_start, parse_st_start},
-	[MRCD_CTL_SELFTEST_ACCEPT] = {keys_st_accept, parse_st_accept},
-	[MRCD_CTL_SELFTEST_RUN] = {keys_st_id, parse_st_id},
-	[MRCD_CTL_SELFTEST_STATUS] = {keys_st_id, parse_st_id},
-	[MRCD_CTL_SELFTEST_STOP] = {keys_st_id, parse_st_id},
-	[MRCD_CTL_ATTACH] = {keys_attach, parse_attach},
-	[MRCD_CTL_REG_MR] = {keys_reg_mr, parse_reg_mr},
-	[MRCD_CTL_DEREG_MR] = {keys_dereg_mr, parse_dereg_mr},
-	[MRCD_CTL_QP_CREATE] = {keys_qp_create, parse_qp_create},
-	[MRCD_CTL_QP_INFO] = {keys_qp, parse_qp},
-	[MRCD_CTL_QP_CONNECT] = {keys_qp_connect, parse_qp_connect},
-	[MRCD_CTL_QP_DESTROY] = {keys_qp, parse_qp},
+/* The argument specs the command table names (its args column). */
+static const struct cmd_spec args_none = {NULL, NULL};
+static const struct cmd_spec args_qp = {keys_qp, parse_qp};
+static const struct cmd_spec args_fault_set = {keys_fault_set, parse_fault_set};
+static const struct cmd_spec args_fault_clear = {keys_fault_clear, parse_fault_clear};
+static const struct cmd_spec args_ev_deny = {keys_ev_deny, parse_ev_deny};
+static const struct cmd_spec args_port_admin = {keys_port_admin, parse_port_admin};
+static const struct cmd_spec args_log_level = {keys_log_level, parse_log_level};
+static const struct cmd_spec args_ev_probe = {keys_ev_probe, parse_ev_probe};
+static const struct cmd_spec args_st_listen = {keys_st_listen, parse_st_listen};
+static const struct cmd_spec args_st_start = {keys_st_start, parse_st_start};
+static const struct cmd_spec args_st_accept = {keys_st_accept, parse_st_accept};
+static const struct cmd_spec args_st_id = {keys_st_id, parse_st_id};
+static const struct cmd_spec args_attach = {keys_attach, parse_attach};
+static const struct cmd_spec args_reg_mr = {keys_reg_mr, parse_reg_mr};
+static const struct cmd_spec args_dereg_mr = {keys_dereg_mr, parse_dereg_mr};
+static const struct cmd_spec args_qp_create = {keys_qp_create, parse_qp_create};
+static const struct cmd_spec args_qp_connect = {keys_qp_connect, parse_qp_connect};
+
+static const struct cmd_spec *const specs[MRCD_CTL_CMD_COUNT] = {
+#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = &args_##a,
+	MRCD_CTL_CMDS(X)
+#undef X
 };
 
 static bool key_in(const char *const *keys, const char *k)
@@ -733,7 +843,7 @@ static int parse_root(struct ctx *c, const json_t *root, struct mrcd_ctl_req *re
 	args = json_object_get(root, "args");
 	if (args != NULL && !json_is_object(args))
 		return fail(c, EINVAL, "args: must be an object, not %s", type_name(args));
-	spec = &specs[e];
+	spec = specs[e];
 	if (args != NULL) {
 		rc = check_keys(c, args, "args.", spec->keys, name);
 		if (rc < 0)

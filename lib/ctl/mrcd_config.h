@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mrcd_ctl.h"
 #include "mrcp_engine.h"
 #include "mrcp_frame.h"
 
@@ -28,7 +29,7 @@
 #define MRCD_GROUP_MAX 64             /* group name, incl. NUL */
 #define MRCD_MAX_LCORES 4             /* worker lcores: one engine each, D63 (MRCP_SHARDS) */
 #define MRCD_LCORE_ID_MAX 1023        /* highest lcore id accepted */
-#define MRCD_SRV6_MAX_USIDS 6         /* uSIDs in an F3216 DA (brief §2.3) */
+#define MRCD_SRV6_MAX_USIDS 6         /* uSIDs in an F3216 DA (§2.3) */
 
 /** An interface address with its prefix length; family 0 = not configured. */
 struct mrcd_prefix {
@@ -62,12 +63,8 @@ struct mrcd_neighbour {
 
 enum mrcd_idle { MRCD_IDLE_ADAPTIVE = 0, MRCD_IDLE_BUSY };
 enum mrcd_cc_scope { MRCD_CC_SCOPE_PEER = 0, MRCD_CC_SCOPE_QP };
-#ifndef MRCD_FAULT_DIR_DEFINED /* also in lib/dp/dp_fault.h */
-#define MRCD_FAULT_DIR_DEFINED
-enum mrcd_fault_dir { MRCD_FAULT_TX = 0, MRCD_FAULT_RX, MRCD_FAULT_BOTH };
-#endif
 
-/** SRv6 path template for one destination row (D8, brief §2.3). */
+/** SRv6 path template for one destination row (D8, §2.3). */
 struct mrcd_srv6_template {
 	struct mrcd_prefix dst;   /**< destination prefix (IPv6) */
 	uint16_t usid[MRCD_SRV6_MAX_USIDS]; /**< uSID list, first hop first */
@@ -83,7 +80,7 @@ struct mrcd_srv6_template {
 struct mrcd_fault {
 	int port;                 /**< 0-based index into ports[] */
 	uint32_t ev_min, ev_max;  /**< EV range, inclusive */
-	enum mrcd_fault_dir dir;
+	enum mrcd_ctl_dir dir;    /**< the control protocol's direction (mrcd_ctl.h) */
 	double drop_pct;          /**< %, 0..100 */
 	bool blackhole;           /**< drop everything matched */
 	uint64_t delay_ns;        /**< added delay, ns */
@@ -213,7 +210,7 @@ int mrcd_config_load_string(const char *name, const char *yaml, struct mrcd_conf
 
 /**
  * Bytes an MRC Write packet adds on top of the payload MTU, after Ethernet
- * (brief §2.1: IPv4 68, IPv6 88, SRv6 128, plus 4 for ImmDt), for the
+ * (§2.1: IPv4 68, IPv6 88, SRv6 128, plus 4 for ImmDt), for the
  * address family the planes run and whether SRv6 is on. A port's L3 MTU must
  * be at least transport.mtu plus this.
  */

@@ -6,7 +6,7 @@
 
 #include <rte_net_crc.h>
 
-#include "dp.h"
+#include "dp_internal.h"
 #include "mrcp_frame.h"
 #include "mrcp_icrc.h"
 #include "mrcp_prng.h"

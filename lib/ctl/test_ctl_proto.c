@@ -6,7 +6,10 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "mrcd_ctl.h"
 #include "mrcp_test.h"
@@ -161,6 +164,61 @@ TEST(ctl, cmd_name__round_trips_every_command)
 	ASSERT_STREQ("selftest_stop", mrcd_ctl_cmd_name(MRCD_CTL_SELFTEST_STOP));
 }
 
+TEST(ctl, cmd_table__every_command_has_a_row)
+{
+	for (unsigned c = MRCD_CTL_INVALID + 1; c < MRCD_CTL_CMD_COUNT; c++) {
+		const char *h = mrcd_ctl_cmd_help((enum mrcd_ctl_cmd)c);
+
+		ASSERT_TRUE(h != NULL && h[0] != '\0');
+		ASSERT_TRUE(mrcd_ctl_cmd_route((enum mrcd_ctl_cmd)c) <= MRCD_CTL_ROUTE_SESSION);
+		ASSERT_TRUE(mrcd_ctl_cmd_combine((enum mrcd_ctl_cmd)c) <= MRCD_CTL_COMBINE_SUM);
+		/* only answers of every worker are folded */
+		if (mrcd_ctl_cmd_combine((enum mrcd_ctl_cmd)c) != MRCD_CTL_COMBINE_ONE)
+			ASSERT_EQ(MRCD_CTL_ROUTE_ALL, mrcd_ctl_cmd_route((enum mrcd_ctl_cmd)c));
+	}
+	ASSERT_TRUE(mrcd_ctl_cmd_help(MRCD_CTL_INVALID) == NULL);
+	ASSERT_TRUE(mrcd_ctl_cmd_help(MRCD_CTL_CMD_COUNT) == NULL);
+}
+
+TEST(ctl, cmd_table__sessions_routes_and_combines)
+{
+	static const enum mrcd_ctl_cmd sess[] = {MRCD_CTL_REG_MR, MRCD_CTL_DEREG_MR, MRCD_CTL_QP_CREATE,
+						 MRCD_CTL_QP_INFO, MRCD_CTL_QP_CONNECT, MRCD_CTL_QP_DESTROY};
+	unsigned n = 0;
+
+	for (unsigned c = MRCD_CTL_INVALID + 1; c < MRCD_CTL_CMD_COUNT; c++)
+		n += mrcd_ctl_cmd_needs_session((enum mrcd_ctl_cmd)c);
+	ASSERT_EQ(sizeof(sess) / sizeof(sess[0]), n);
+	for (unsigned i = 0; i < sizeof(sess) / sizeof(sess[0]); i++)
+		ASSERT_TRUE(mrcd_ctl_cmd_needs_session(sess[i]));
+	ASSERT_EQ(MRCD_CTL_ROUTE_DAEMON, mrcd_ctl_cmd_route(MRCD_CTL_VERSION));
+	ASSERT_EQ(MRCD_CTL_ROUTE_SOCKET, mrcd_ctl_cmd_route(MRCD_CTL_ATTACH));
+	ASSERT_EQ(MRCD_CTL_ROUTE_QPN, mrcd_ctl_cmd_route(MRCD_CTL_EV_DENY));
+	ASSERT_EQ(MRCD_CTL_COMBINE_STATUS, mrcd_ctl_cmd_combine(MRCD_CTL_STATUS));
+	ASSERT_EQ(MRCD_CTL_COMBINE_PORTS, mrcd_ctl_cmd_combine(MRCD_CTL_PORTS));
+	ASSERT_EQ(MRCD_CTL_COMBINE_SUM, mrcd_ctl_cmd_combine(MRCD_CTL_COUNTERS));
+	ASSERT_EQ(MRCD_CTL_COMBINE_LIST, mrcd_ctl_cmd_combine(MRCD_CTL_QPS));
+}
+
+TEST(ctl, parse__route_key_of_each_route)
+{
+	ASSERT_OK(req("{'v':1,'cmd':'evs','args':{'qpn':77}}"));
+	ASSERT_EQ(77, r.route_key);
+	ASSERT_OK(req("{'v':1,'cmd':'ev_deny','args':{'qpn':78,'ev':5}}"));
+	ASSERT_EQ(78, r.route_key);
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_listen'}"));
+	ASSERT_EQ(-1, r.route_key);
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_listen','args':{'worker':2}}"));
+	ASSERT_EQ(2, r.route_key);
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_stop','args':{'id':9}}"));
+	ASSERT_EQ(9, r.route_key);
+	make_info();
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_accept','args':{'id':10,'peer_info':'%s'}}", hex416));
+	ASSERT_EQ(10, r.route_key);
+	ASSERT_OK(req("{'v':1,'cmd':'status'}"));
+	ASSERT_EQ(0, r.route_key);
+}
+
 TEST(ctl, cmd_name__invalid_is_null)
 {
 	ASSERT_TRUE(mrcd_ctl_cmd_name(MRCD_CTL_INVALID) == NULL);
@@ -221,6 +279,46 @@ TEST(ctl, hex_decode__rejects_bad_length_and_chars)
 	ASSERT_EQ(-EINVAL, mrcd_ctl_hex_decode("0xa5", out, 2));
 	ASSERT_EQ(-EINVAL, mrcd_ctl_hex_decode(NULL, out, 2));
 	ASSERT_EQ(0, mrcd_ctl_hex_decode("", out, 0));
+}
+
+/* ---- errno names and replies -------------------------------------------- */
+
+TEST(ctl, errno_name__every_listed_code)
+{
+#define X(n) ASSERT_STREQ(#n, mrcd_ctl_errno_name(n));
+	MRCD_CTL_ERRNOS(X)
+#undef X
+	ASSERT_TRUE(mrcd_ctl_errno_name(0) == NULL);
+	ASSERT_TRUE(mrcd_ctl_errno_name(-EINVAL) == NULL);
+	ASSERT_TRUE(mrcd_ctl_errno_name(EADDRINUSE) == NULL);
+}
+
+TEST(ctl, format_reply__ok)
+{
+	json_t *res = json_pack("{s:i,s:[i,i]}", "qpn", 5, "list", 1, 2);
+	char *out = mrcd_ctl_format_reply(true, -3, res, 0, "ignored");
+
+	ASSERT_STREQ("{\"v\":1,\"id\":-3,\"ok\":true,\"result\":{\"qpn\":5,\"list\":[1,2]}}\n", out);
+	free(out);
+	ASSERT_EQ(1, res->refcount); /* not consumed */
+	json_decref(res);
+	out = mrcd_ctl_format_reply(false, 9, NULL, 0, NULL);
+	ASSERT_STREQ("{\"v\":1,\"ok\":true,\"result\":{}}\n", out);
+	free(out);
+}
+
+TEST(ctl, format_reply__error)
+{
+	char *out = mrcd_ctl_format_reply(true, 7, NULL, -ENOENT, "args.qpn: no QP 5");
+
+	ASSERT_STREQ("{\"v\":1,\"id\":7,\"ok\":false,\"error\":{\"errno\":2,\"code\":\"ENOENT\","
+		     "\"reason\":\"args.qpn: no QP 5\"}}\n", out);
+	free(out);
+	/* no reason: strerror; a code outside the table: EIO */
+	out = mrcd_ctl_format_reply(false, 0, NULL, -EADDRINUSE, "");
+	ASSERT_STREQ("{\"v\":1,\"ok\":false,\"error\":{\"errno\":98,\"code\":\"EIO\","
+		     "\"reason\":\"Address already in use\"}}\n", out);
+	free(out);
 }
 
 /* ---- envelope ----------------------------------------------------------- */

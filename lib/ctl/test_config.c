@@ -418,7 +418,7 @@ TEST(config, all_keys__parsed_into_their_fields)
 	ASSERT_EQ(1u, c.n_faults);
 	ASSERT_EQ(1, c.faults[0].port);
 	ASSERT_EQ(0x1ffffu, c.faults[0].ev_max);
-	ASSERT_EQ(MRCD_FAULT_BOTH, c.faults[0].dir);
+	ASSERT_EQ(MRCD_CTL_DIR_BOTH, c.faults[0].dir);
 	ASSERT_U64_EQ(2500, c.faults[0].jitter_ns);
 	ASSERT_DBL_NEAR(5.0, c.faults[0].ecn_pct, 1e-9);
 	mrcd_config_free(&c);
@@ -622,6 +622,20 @@ TEST(config, load__second_document_is_an_error)
 		"ports: [{name: p, devargs: net_null0, ipv4: 10.0.0.1/8}]\n---\nports: []\n",
 		&c, err, sizeof(err)));
 	ASSERT_CONTAINS(err, "two.yaml:2: (top): a second YAML document");
+}
+
+TEST(config, load__message_echoing_a_control_character_stays_one_line)
+{
+	struct mrcd_config c;
+	char err[256];
+
+	/* a double-quoted scalar may hold a newline and a tab; the reason
+	 * echoes the value, escaped */
+	ASSERT_EQ(-EINVAL, mrcd_config_load_string("nl.yaml",
+		"lcores: {idle: \"a\\nb\\tc\\x01\"}\n", &c, err, sizeof(err)));
+	ASSERT_TRUE(strchr(err, '\n') == NULL);
+	ASSERT_CONTAINS(err, "nl.yaml:1: lcores.idle: \"a\\nb\\tc\\x01\" is not one of");
+	mrcd_config_free(&c);
 }
 
 TEST(config, load__anchors_and_aliases_work)
