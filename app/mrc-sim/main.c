@@ -202,6 +202,13 @@ static void json_detail(FILE *o, const struct sim_scenario *s, const struct sim_
 		(unsigned long long)r->mem_sim_bytes,
 		(unsigned long long)((r->mem_engine_bytes + r->mem_qp_bytes + r->mem_sim_bytes) / s->hosts),
 		(unsigned long long)(r->mem_qps ? r->mem_qp_bytes / r->mem_qps : 0));
+	if (s->wl == SIM_WL_PERMUTATION) {
+		/* host i writes to flow_dst[i] (the first SIM_MAX_REPORT) */
+		fprintf(o, ", \"flow_dst\": [");
+		for (uint32_t i = 0; i < r->n_report; i++)
+			fprintf(o, "%s%u", i ? ", " : "", r->flow_dst[i]);
+		fprintf(o, "]");
+	}
 	if (s->wl != SIM_WL_INCAST && s->wl != SIM_WL_ALLREDUCE && s->wl != SIM_WL_ALLTOALL)
 		return;
 	fprintf(o, ", \"flow_done_ns\": [");

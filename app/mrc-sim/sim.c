@@ -1262,13 +1262,20 @@ static uint32_t path_links(const struct sim *s, uint32_t a, uint32_t b)
 	return 4;
 }
 
+/* A host's rate for a unit of @qps QPs: every plane for MRC; for RC one
+ * plane per QP (each keeps one EV), at most every plane. */
+static uint64_t host_rate(const struct sim *s, uint32_t qps)
+{
+	return s->rate_bps * (s->mode == MRCP_MODE_RC && qps < s->P ? qps : s->P);
+}
+
 /* The ideal completion time of a flow of @bytes from @a to @b, ps: alone on
- * an idle fabric, its wire bytes at the host's rate (every plane for MRC,
- * one for RC), the first packet stored and forwarded on every link and
- * propagated there and back (the last SACK's way home). */
+ * an idle fabric, its wire bytes at the host's rate (host_rate), the first
+ * packet stored and forwarded on every link and propagated there and back
+ * (the last SACK's way home). */
 static uint64_t ideal_ps(const struct sim *s, uint32_t a, uint32_t b, uint64_t bytes)
 {
-	uint64_t host_bps = s->rate_bps * (s->mode == MRCP_MODE_RC ? 1 : s->P), msg = (uint64_t)s->sc->msg_kb * 1024;
+	uint64_t host_bps = host_rate(s, s->sc->qps), msg = (uint64_t)s->sc->msg_kb * 1024;
 	uint64_t first = (bytes < SIM_IDEAL_MTU ? bytes : SIM_IDEAL_MTU) + TRIM_KEEP + SIM_WIRE_OVERHEAD, wire = 0;
 	uint32_t links = path_links(s, a, b);
 
@@ -1304,7 +1311,7 @@ static void collect_fct(struct sim *s)
 			/* a rank: per step its compute and what it sends at the
 			 * host's rate (the bandwidth bound; phases wait on
 			 * each other too) */
-			uint64_t host_bps = s->rate_bps * (s->mode == MRCP_MODE_RC ? 1 : s->P);
+			uint64_t host_bps = host_rate(s, s->fpr * s->sc->qps);
 			uint64_t chunk = s->sc->bytes / s->R, w = 0;
 
 			for (uint32_t k = 0; k < s->sc->qps; k++)
