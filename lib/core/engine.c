@@ -147,6 +147,7 @@ void mrcp_engine_destroy(struct mrcp_engine *e)
 		}
 	}
 	mrcp_timer_wheel_fini(&e->wheel);
+	free(e->peer_hash);
 	free(e->qps);
 	free(e->mrs);
 	free(e->peers);
@@ -314,12 +315,98 @@ struct mrcp_tx *mrcp__ctl_alloc(struct mrcp_engine *e)
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr)
+/* The peer at the lowest slot with @addr as its node or a port address. */
+static struct peer *peer_scan(struct mrcp_engine *e, const struct mrcp_ip *addr)
 {
-	for (uint32_t i = 0; i < e->cfg.max_peers; i++) {
+	for (uint32_t i = 0; i < e->peers_hw; i++) {
 		struct peer *p = &e->peers[i];
 		if (!p->used)
 			continue;
+		if (memcmp(&p->node, addr, sizeof(*addr)) == 0)
+			return p;
+		for (unsigned k = 0; k < p->n_ports; k++)
+			if (memcmp(&p->port_addr[k], addr, sizeof(*addr)) == 0)
+				return p;
+	}
+	return NULL;
+}
+
+static uint32_t addr_hash(const struct mrcp_ip *a)
+{
+	const uint8_t *b = (const uint8_t *)a;
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < sizeof(*a); i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+/* Index @addr -> @slot unless an address already maps (to a lower slot:
+ * slots are taken in order, so the scan would find that one first). */
+static void peer_hash_put(struct mrcp_engine *e, const struct mrcp_ip *addr, uint32_t slot)
+{
+	uint32_t h;
+
+	for (h = addr_hash(addr) & e->peer_hash_mask; e->peer_hash[h] != 0; h = (h + 1) & e->peer_hash_mask) {
+		const struct peer *q = &e->peers[e->peer_hash[h] - 1];
+		bool same = memcmp(&q->node, addr, sizeof(*addr)) == 0;
+
+		for (unsigned k = 0; !same && k < q->n_ports; k++)
+			same = memcmp(&q->port_addr[k], addr, sizeof(*addr)) == 0;
+		if (same)
+			return;
+	}
+	e->peer_hash[h] = slot + 1;
+	e->peer_keys++;
+}
+
+void mrcp__peer_added(struct mrcp_engine *e, struct peer *p)
+{
+	uint32_t slot = (uint32_t)(p - e->peers);
+
+	if (slot + 1 > e->peers_hw)
+		e->peers_hw = slot + 1;
+	if (e->peer_hash != NULL && 2 * (e->peer_keys + 1u + p->n_ports) > e->peer_hash_mask + 1) {
+		free(e->peer_hash);
+		e->peer_hash = NULL; /* rebuilt below, bigger */
+	}
+	if (e->peer_hash == NULL) {
+		uint32_t keys = 0, size = 64;
+
+		for (uint32_t i = 0; i < e->peers_hw; i++)
+			if (e->peers[i].used)
+				keys += 1u + e->peers[i].n_ports;
+		while (size < 4 * keys)
+			size *= 2;
+		e->peer_hash = calloc(size, sizeof(*e->peer_hash));
+		if (e->peer_hash == NULL)
+			return; /* finds scan */
+		e->peer_hash_mask = size - 1;
+		e->peer_keys = 0;
+		for (uint32_t i = 0; i < e->peers_hw; i++) {
+			const struct peer *q = &e->peers[i];
+
+			if (!q->used)
+				continue;
+			peer_hash_put(e, &q->node, i);
+			for (unsigned k = 0; k < q->n_ports; k++)
+				peer_hash_put(e, &q->port_addr[k], i);
+		}
+		return;
+	}
+	peer_hash_put(e, &p->node, slot);
+	for (unsigned k = 0; k < p->n_ports; k++)
+		peer_hash_put(e, &p->port_addr[k], slot);
+}
+
+struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr)
+{
+	if (e->peer_hash == NULL)
+		return peer_scan(e, addr);
+	for (uint32_t h = addr_hash(addr) & e->peer_hash_mask; e->peer_hash[h] != 0;
+	     h = (h + 1) & e->peer_hash_mask) {
+		struct peer *p = &e->peers[e->peer_hash[h] - 1];
+
 		if (memcmp(&p->node, addr, sizeof(*addr)) == 0)
 			return p;
 		for (unsigned k = 0; k < p->n_ports; k++)
@@ -674,6 +761,7 @@ void mrcp_engine_mem(const struct mrcp_engine *e, struct mrcp_engine_mem *out)
 	out->engine_bytes = sizeof(*e) + (uint64_t)nq * sizeof(struct qp) +
 			    (uint64_t)e->cfg.max_mrs * sizeof(struct eng_mr) +
 			    (uint64_t)e->cfg.max_peers * sizeof(struct peer) +
+			    (e->peer_hash != NULL ? (uint64_t)(e->peer_hash_mask + 1) * sizeof(*e->peer_hash) : 0) +
 			    (uint64_t)(e->cq_mask + 1) * sizeof(*e->cq) + (uint64_t)(e->evq_mask + 1) * sizeof(*e->evq) +
 			    (uint64_t)(e->ctl_mask + 1) * sizeof(*e->ctl) +
 			    (uint64_t)e->wheel.n_slots * sizeof(*e->wheel.slots) + e->wheel.n_slots / 8;

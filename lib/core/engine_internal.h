@@ -335,6 +335,11 @@ struct mrcp_engine {
 	uint32_t ready_head, ready_tail;
 
 	struct peer *peers;
+	uint32_t peers_hw;       /* peers[0, peers_hw) may be in use: a peer takes
+				  * the lowest free slot and keeps it */
+	uint32_t *peer_hash;     /* node and port addresses -> slot + 1 (open
+				  * addressing); NULL: mrcp__peer_find scans */
+	uint32_t peer_hash_mask, peer_keys;
 
 	/* completions, events, control packets: rings with free-running
 	 * indices; each holds up to its _cap entries (the configured size) in
@@ -409,6 +414,9 @@ void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp);
 void mrcp__cc_wake(struct mrcp_engine *e, const struct cc_inst *cc, const struct peer *p);
 void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp);
 struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr);
+/* @p has just taken its slot: index its addresses for mrcp__peer_find
+ * (growing the table; without memory, finds fall back to a scan). */
+void mrcp__peer_added(struct mrcp_engine *e, struct peer *p);
 /* Debug check for tests (never on the fast path: it walks every QP and
  * scoreboard). For every QP, n_out and outstanding_bytes match its
  * send-order list and only SB_OUT entries are on it; for every QPCC, the

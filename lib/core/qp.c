@@ -197,6 +197,7 @@ static struct peer *peer_get(struct mrcp_engine *e, const struct mrcp_conn_info 
 			p->port_addr[k] = ci->port_addr[k].family ? ci->port_addr[k] : ci->node_addr;
 		p->remote_up = ci->port_status_mask;
 		p->qps_head = NIL;
+		mrcp__peer_added(e, p);
 		return p;
 	}
 	return NULL;

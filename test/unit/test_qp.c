@@ -747,3 +747,55 @@ TEST(qp, sb_past__a_small_scoreboard_reads_as_a_full_size_one)
 	free(q.sb);
 	free(q.sbp);
 }
+
+/* ---- peers: found by any of their addresses --------------------------------- */
+
+static void many_peers(struct mrcp_engine_config *c)
+{
+	c->max_peers = 300;
+	c->max_qps = 512;
+}
+
+/* 300 peers with two ports each, one port address shared by two peers:
+ * mrcp__peer_find (an address table, grown as peers come) finds each peer
+ * by its node and port addresses, the shared one names the first peer, as
+ * the scan over the slots did, and an unknown address none. */
+TEST(qp, peer_find__every_address_of_every_peer)
+{
+	struct fx f;
+	struct mrcp_ip unknown;
+
+	fx_init_cfg(&f, many_peers);
+	for (int i = 0; i < 300; i++) {
+		struct mrcp_conn_info ci;
+
+		fx_peer_info(&ci, PEER_QPN, 4096);
+		memset(&ci.node_addr, 0, sizeof(ci.node_addr));
+		ci.node_addr.family = 6;
+		ci.node_addr.a[0] = 0xfd;
+		ci.node_addr.a[14] = (uint8_t)(i >> 8);
+		ci.node_addr.a[15] = (uint8_t)i;
+		ci.n_ports = 2;
+		ci.port_addr[0] = ci.node_addr;
+		ci.port_addr[0].a[1] = 1;
+		ci.port_addr[1] = ci.node_addr;
+		ci.port_addr[1].a[1] = 2;
+		if (i == 7) /* peer 7 shares peer 3's second port address */
+			ci.port_addr[1].a[15] = 3;
+		qp_up(&f, NULL, &ci);
+	}
+	ASSERT_EQ(300, f.e->peers_hw);
+	ASSERT_TRUE(f.e->peer_hash != NULL);
+	for (uint32_t i = 0; i < 300; i++) {
+		const struct peer *p = &f.e->peers[i];
+
+		ASSERT_TRUE(mrcp__peer_find(f.e, &p->node) == p);
+		ASSERT_TRUE(mrcp__peer_find(f.e, &p->port_addr[0]) == p);
+		ASSERT_TRUE(mrcp__peer_find(f.e, &p->port_addr[1]) == (i == 7 ? &f.e->peers[3] : p));
+	}
+	memset(&unknown, 0, sizeof(unknown));
+	unknown.family = 6;
+	unknown.a[0] = 0xfe;
+	ASSERT_TRUE(mrcp__peer_find(f.e, &unknown) == NULL);
+	fx_fini(&f);
+}
