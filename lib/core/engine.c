@@ -315,19 +315,23 @@ struct mrcp_tx *mrcp__ctl_alloc(struct mrcp_engine *e)
 
 /* ---- helpers ---------------------------------------------------------------- */
 
+/* Is @addr @p's node address or one of its port addresses? */
+static bool peer_has(const struct peer *p, const struct mrcp_ip *addr)
+{
+	if (memcmp(&p->node, addr, sizeof(*addr)) == 0)
+		return true;
+	for (unsigned k = 0; k < p->n_ports; k++)
+		if (memcmp(&p->port_addr[k], addr, sizeof(*addr)) == 0)
+			return true;
+	return false;
+}
+
 /* The peer at the lowest slot with @addr as its node or a port address. */
 static struct peer *peer_scan(struct mrcp_engine *e, const struct mrcp_ip *addr)
 {
-	for (uint32_t i = 0; i < e->peers_hw; i++) {
-		struct peer *p = &e->peers[i];
-		if (!p->used)
-			continue;
-		if (memcmp(&p->node, addr, sizeof(*addr)) == 0)
-			return p;
-		for (unsigned k = 0; k < p->n_ports; k++)
-			if (memcmp(&p->port_addr[k], addr, sizeof(*addr)) == 0)
-				return p;
-	}
+	for (uint32_t i = 0; i < e->peers_hw; i++)
+		if (e->peers[i].used && peer_has(&e->peers[i], addr))
+			return &e->peers[i];
 	return NULL;
 }
 
@@ -347,15 +351,9 @@ static void peer_hash_put(struct mrcp_engine *e, const struct mrcp_ip *addr, uin
 {
 	uint32_t h;
 
-	for (h = addr_hash(addr) & e->peer_hash_mask; e->peer_hash[h] != 0; h = (h + 1) & e->peer_hash_mask) {
-		const struct peer *q = &e->peers[e->peer_hash[h] - 1];
-		bool same = memcmp(&q->node, addr, sizeof(*addr)) == 0;
-
-		for (unsigned k = 0; !same && k < q->n_ports; k++)
-			same = memcmp(&q->port_addr[k], addr, sizeof(*addr)) == 0;
-		if (same)
+	for (h = addr_hash(addr) & e->peer_hash_mask; e->peer_hash[h] != 0; h = (h + 1) & e->peer_hash_mask)
+		if (peer_has(&e->peers[e->peer_hash[h] - 1], addr))
 			return;
-	}
 	e->peer_hash[h] = slot + 1;
 	e->peer_keys++;
 }
@@ -404,15 +402,9 @@ struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr)
 	if (e->peer_hash == NULL)
 		return peer_scan(e, addr);
 	for (uint32_t h = addr_hash(addr) & e->peer_hash_mask; e->peer_hash[h] != 0;
-	     h = (h + 1) & e->peer_hash_mask) {
-		struct peer *p = &e->peers[e->peer_hash[h] - 1];
-
-		if (memcmp(&p->node, addr, sizeof(*addr)) == 0)
-			return p;
-		for (unsigned k = 0; k < p->n_ports; k++)
-			if (memcmp(&p->port_addr[k], addr, sizeof(*addr)) == 0)
-				return p;
-	}
+	     h = (h + 1) & e->peer_hash_mask)
+		if (peer_has(&e->peers[e->peer_hash[h] - 1], addr))
+			return &e->peers[e->peer_hash[h] - 1];
 	return NULL;
 }
 

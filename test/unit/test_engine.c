@@ -582,14 +582,17 @@ TEST(engine, ev_probe__reports_rtt)
 	link_fini(&l);
 }
 
-/* Run the lossy transfer once and return a fingerprint of everything the
- * engines counted and when they finished. */
-static void lossy_run(struct mrcp_qp_info *out, uint64_t *end)
+/* Run the lossy transfer once (its engines configured by @tweak) and
+ * return a fingerprint of everything the engines counted and when they
+ * finished, and (when asked) the scoreboard and message ring slots the
+ * two QPs ended with. */
+static void lossy_run_cfg(void (*tweak)(struct mrcp_engine_config *), struct mrcp_qp_info *out, uint64_t *end,
+			  uint32_t *sb_slots, uint32_t *rm_slots)
 {
 	struct link l;
 	struct psn_drop d = {.every = 7};
 
-	link_init(&l, 4, MRCP_MODE_MRC, NULL);
+	link_init(&l, 4, MRCP_MODE_MRC, tweak);
 	l.fl.drop = drop_first_tx;
 	l.fl.drop_ctx = &d;
 	fill(&l, 0, 0, 1u << 20, 6);
@@ -600,7 +603,16 @@ static void lossy_run(struct mrcp_qp_info *out, uint64_t *end)
 	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &out[0]));
 	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[1], l.qpn[1], &out[1]));
 	*end = l.fl.now;
+	if (sb_slots != NULL)
+		*sb_slots = mrcp__qp_lookup(l.fl.eng[0], l.qpn[0])->sb_mask + 1;
+	if (rm_slots != NULL)
+		*rm_slots = mrcp__qp_lookup(l.fl.eng[1], l.qpn[1])->rm_mask + 1;
 	link_fini(&l);
+}
+
+static void lossy_run(struct mrcp_qp_info *out, uint64_t *end)
+{
+	lossy_run_cfg(NULL, out, end, NULL, NULL);
 }
 
 TEST(engine, determinism__same_seed_same_counters_and_time)
@@ -1019,39 +1031,14 @@ static void small_rings(struct mrcp_engine_config *c)
 	c->event_queue_size = 64;
 }
 
-/* The lossy transfer of lossy_run, sized up front or by use: a fingerprint
- * of what the engines counted, when they finished, and the largest
- * scoreboard and message ring the two QPs ended with. */
-static void sized_run(void (*tweak)(struct mrcp_engine_config *), struct mrcp_qp_info *out, uint64_t *end,
-		      uint32_t *sb_slots, uint32_t *rm_slots)
-{
-	struct link l;
-	struct psn_drop d = {.every = 7};
-
-	link_init(&l, 4, MRCP_MODE_MRC, tweak);
-	l.fl.drop = drop_first_tx;
-	l.fl.drop_ctx = &d;
-	fill(&l, 0, 0, 1u << 20, 6);
-	for (int i = 0; i < 16; i++)
-		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
-	fake_link_run(&l.fl, 200000000, sender_idle, &l, 2000000);
-	ASSERT_MEMEQ(l.buf[0], l.buf[1], 1u << 20);
-	for (int n = 0; n < 2; n++)
-		ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[n], l.qpn[n], &out[n]));
-	*end = l.fl.now;
-	*sb_slots = mrcp__qp_lookup(l.fl.eng[0], l.qpn[0])->sb_mask + 1;
-	*rm_slots = mrcp__qp_lookup(l.fl.eng[1], l.qpn[1])->rm_mask + 1;
-	link_fini(&l);
-}
-
 TEST(engine, sizing__by_use_behaves_as_preallocated)
 {
 	struct mrcp_qp_info a[2], b[2];
 	uint64_t ta, tb;
 	uint32_t sba, sbb, rma, rmb;
 
-	sized_run(prealloc_on, a, &ta, &sba, &rma);
-	sized_run(NULL, b, &tb, &sbb, &rmb);
+	lossy_run_cfg(prealloc_on, a, &ta, &sba, &rma);
+	lossy_run_cfg(NULL, b, &tb, &sbb, &rmb);
 	ASSERT_U64_EQ(ta, tb);
 	for (int n = 0; n < 2; n++) {
 		ASSERT_EQ(0, memcmp(&a[n].c, &b[n].c, sizeof(a[n].c)));
