@@ -93,7 +93,8 @@ row() {
 		m="(not measured)" ratio=- verdict=-
 		failed=1
 	else
-		ratio=$(awk -v m="$m" -v h="$best" 'BEGIN { printf "%.2f", m / h }')
+		ratio=-
+		[ "$best" = - ] || ratio=$(awk -v m="$m" -v h="$best" 'BEGIN { printf "%.2f", m / h }')
 		verdict=-
 		if [ "$target" != - ]; then
 			awk -v m="$m" "BEGIN { exit !($target) }" && verdict="met ($target)" || verdict="missed ($target)"
