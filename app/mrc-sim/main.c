@@ -188,8 +188,22 @@ static void json_u64_or_null(FILE *o, const char *key, uint64_t v, bool have)
 		fprintf(o, ", \"%s\": null", key);
 }
 
-static void json_detail(FILE *o, const struct sim_scenario *s, const struct sim_result *r)
+static void json_detail(FILE *o, const struct sim_scenario *s, const struct sim_opts *op, const struct sim_result *r)
 {
+	double fo, from;
+
+	/* the failover figure of the text report, null when never back */
+	if (failover(s, op, r, &fo, &from)) {
+		if (fo >= 0)
+			fprintf(o, ", \"failover_us\": %.1f", fo);
+		else
+			fprintf(o, ", \"failover_us\": null");
+		fprintf(o, ", \"failure_at_us\": %.1f", from);
+	}
+	if (r->evdrop_ev)
+		fprintf(o, ", \"ev_drop\": {\"ev\": %u, \"state\": \"%s\", \"transitions\": %llu, "
+			   "\"backups_promoted\": %u}", r->evdrop_ev, ev_state_name(r->evdrop_state),
+			(unsigned long long)r->evdrop_trans, r->evdrop_promoted);
 	fprintf(o, ", \"fct_ns\": {\"n\": %u", r->fct_n);
 	json_u64_or_null(o, "mean", r->fct_mean_ns, r->fct_n != 0);
 	json_u64_or_null(o, "p50", r->fct_p50_ns, r->fct_n != 0);
@@ -286,7 +300,8 @@ static void json_string(FILE *o, const char *v)
 	fputc('"', o);
 }
 
-static int write_json(const char *path, const struct sim_scenario *s, const struct sim_result *r, unsigned n)
+static int write_json(const char *path, const struct sim_scenario *s, const struct sim_opts *op,
+		      const struct sim_result *r, unsigned n)
 {
 	FILE *o = fopen(path, "w");
 
@@ -319,7 +334,7 @@ static int write_json(const char *path, const struct sim_scenario *s, const stru
 			(unsigned long long)r[i].drops_down, (unsigned long long)r[i].drops_loss,
 			(unsigned long long)r[i].trims,
 			(unsigned long long)r[i].ecn_marks, (unsigned long long)r[i].events);
-		json_detail(o, s, &r[i]);
+		json_detail(o, s, op, &r[i]);
 		fputc('}', o);
 	}
 	fprintf(o, "\n  ]\n}\n");
@@ -448,7 +463,7 @@ int main(int argc, char **argv)
 			       "held back, %llu events dropped\n",
 			       r[i].transport, (unsigned long long)r[i].ctl_dropped,
 			       (unsigned long long)r[i].cq_overflow, (unsigned long long)r[i].events_dropped);
-	if (json != NULL && write_json(json, &s, r, n) != 0)
+	if (json != NULL && write_json(json, &s, &op, r, n) != 0)
 		return 1;
 	if (csv != NULL && write_csv(csv, &op, r, n) != 0)
 		return 1;
