@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """getval.py - read one value for a check, or fail saying which one is missing.
 
-    getval.py json FILE PATH [--null VALUE]
+    getval.py json FILE PATH [--null VALUE | --str]
     getval.py word FILE PREFIX KEY [--str | --dash]
 
 json: FILE is a JSON document ("-" for stdin); PATH is dot-separated: a name
@@ -9,6 +9,7 @@ is an object member, an integer an array index, and NAME[KEY=VALUE] the one
 element of array NAME whose KEY is VALUE (e.g. runs[transport=mrc].finish_ns).
 The value must be a number (true/false are not); a JSON null is refused
 unless --null gives what to print for it (an unfinished run's finish_ns).
+With --str the value must be a non-empty string instead (an EV's state).
 
 word: the value after the word KEY on the one line of FILE that starts with
 the words PREFIX, for the figures mrc-sim prints but does not put in --json
@@ -64,7 +65,8 @@ def step(src, path, cur, comp):
 
 
 def do_json(args):
-    if len(args) not in (2, 4) or (len(args) == 4 and args[2] != "--null"):
+    if not (len(args) == 2 or (len(args) == 4 and args[2] == "--null")
+            or (len(args) == 3 and args[2] == "--str")):
         usage()
     src, path = args[0], args[1]
     try:
@@ -79,6 +81,11 @@ def do_json(args):
         cur = step(src, path, cur, comp)
     if cur is None and len(args) == 4:
         print(args[3])
+        return
+    if len(args) == 3:
+        if not isinstance(cur, str) or cur == "":
+            fail(src, path, "not a non-empty string: %s" % json.dumps(cur)[:60])
+        print(cur)
         return
     if not is_number(cur):
         fail(src, path, "not a number: %s" % json.dumps(cur)[:60])

@@ -2,7 +2,7 @@
 # check-mrc-sim-failures.sh - every failure kind parses and runs (a 256 KiB
 # p2p that MRC must finish, twice byte-identical), and malformed failures
 # are rejected with file:line and exit status 2. "Finished" is read from
-# --json (simval.sh); the ev_drop line only the text report prints.
+# --json (simval.sh), as is the ev_drop record.
 #
 #   check-mrc-sim-failures.sh MRC_SIM
 set -eu
@@ -67,7 +67,8 @@ good gray '{at_us: 0, kind: gray, plane: 0, host: 7, loss_pct: 5}'
 good slow '{at_us: 0, kind: slow, plane: 1, t0: 1, t1: 3, factor: 8}'
 good flap '{at_us: 2, kind: flap, plane: 0, host: 0, period_us: 10, duration_us: 30}'
 good ev-drop '{at_us: 0, kind: ev_drop, loss_pct: 20, ev_index: 3}'
-grep -q '^mrc ev_drop ev 0x' "$tmp/ev-drop.a" || { echo "FAIL ev-drop: no ev_drop line" >&2; exit 1; }
+ev=$(run_v "$tmp/ev-drop.a.json" mrc ev_drop.ev) || ev=
+num_check "ev-drop: the dropped EV is reported" 'e > 0' e="$ev" || { echo "FAIL ev-drop: no ev_drop record" >&2; exit 1; }
 
 bad kind 'kind must be' '{at_us: 0, kind: melt, plane: 0, host: 0}'
 bad gray-loss 'gray needs loss_pct' '{at_us: 0, kind: gray, plane: 0, host: 0}'

@@ -58,8 +58,8 @@ check "1% loss: MRC goodput >= 0.8 x lossless" 'l >= 0.8 * h' \
 	l="$(run_v "$(j p2p-16m-loss1)" mrc goodput_gbps)" h="$(run_v "$(j p2p-16m)" mrc goodput_gbps)"
 
 check "per-EV 20% drop: the EV retired, a backup promoted" 'pr >= 1' \
-	pr="$(text_v "$tmp/p2p-ev-drop.txt" "mrc ev_drop" backups_promoted)"
-st=$(text_v "$tmp/p2p-ev-drop.txt" "mrc ev_drop" state --str) || st=
+	pr="$(run_v "$(j p2p-ev-drop)" mrc ev_drop.backups_promoted)"
+st=$(run_v "$(j p2p-ev-drop)" mrc ev_drop.state --str) || st=
 if [ -n "$st" ] && [ "$st" != GOOD ]; then
 	echo "ok: per-EV 20% drop: the EV left GOOD (state $st)"
 else
@@ -84,7 +84,7 @@ check "ring all-reduce: at 1% loss RC takes >= 3 x MRC" 'r == "-" || r >= 3 * m'
 	m="$(finish_ns "$(j allreduce-8-loss1)" mrc)" r-or-dash="$(finish_ns "$(j allreduce-8-loss1)" rc)"
 
 check "failover: MRC back at >= 90% within 100 us" 'f <= 100' \
-	f="$(text_v "$tmp/p2p-failover.txt" "mrc failover_us" failover_us)"
+	f="$(run_v "$(j p2p-failover)" mrc failover_us)"
 
 check "flapping link: MRC <= 1.1 x healthy" 'f <= 1.1 * h' \
 	f="$(finish_ns "$(j p2p-t0t1-flap)" mrc)" h="$(finish_ns "$(j p2p-healthy)" mrc)"
