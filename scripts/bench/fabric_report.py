@@ -4,7 +4,7 @@ from its steps.jsonl (one JSON object per step), into the same folder:
 
   results.json   {"<variant>/<scenario>": {"<transport>": {"steps", "stalled",
                   "p50_s", "p99_s", "max_s", "mean_s", "x_healthy_p50"}}}
-  table.md       the same as a Markdown table
+  table.markdown       the same as a Markdown table
   cdf-<variant>-<scenario>.png     step-time CDF, one line per transport
   goodput-<variant>-<scenario>.png goodput over time of step 1, one line per
                  transport (100 ms bins of the transports' own delivery
@@ -85,7 +85,7 @@ def table(res, order, out):
                 key, tr, v["steps"], v["stalled"], f(v["p50_s"]), f(v["p99_s"]), mx,
                 f(v["x_healthy_p50"])))
     text = "\n".join(lines) + "\n"
-    open(os.path.join(out, "table.md"), "w").write(text)
+    open(os.path.join(out, "table.markdown"), "w").write(text)
     return text
 
 

@@ -25,7 +25,7 @@
 # Options: --steps N (20), --flows N (8), --bytes B (8M), --out DIR
 #   (default build/fabric-steps), --scenarios "a b ..." (all), --no-two-plane,
 #   --no-truth. Output in DIR: steps.jsonl (one line per step), results.json
-#   and table.md (p50 / p99 / max step time and stalled steps per transport
+#   and table.markdown (p50 / p99 / max step time and stalled steps per transport
 #   and scenario), series/*.dat (goodput samples), goodput-*.png (goodput over
 #   time through a failure, one line per transport), cdf-*.png (step-time
 #   CDFs), truth.json / truth.txt / truth-timeline.dat (the per-path run),
@@ -264,4 +264,4 @@ log "fabric_steps: $STEPS steps of $FLOWS x $BYTES per transport and scenario; o
 variant one 1 $SCEN1
 [ "$TWO" = 0 ] || variant two 2 $SCEN2
 python3 "$TOP/scripts/bench/fabric_report.py" --out "$OUT"
-log "done: $OUT/table.md"
+log "done: $OUT/table.markdown"
