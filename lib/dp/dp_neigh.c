@@ -671,9 +671,8 @@ static int resolve_hop(struct mrcd_neigh *n, unsigned port, uint8_t family, cons
 			ps->c.resolve_fail++;
 			return -EHOSTUNREACH;
 		}
-		e->state = MRCD_NEIGH_INCOMPLETE;
-		e->tries = 0;
-		e->updated_ns = now_ns;
+		/* Hold over: ask again, but it stays FAILED until it answers, so
+		 * the table, the port's gateway state and traffic agree. */
 		break;
 	default: /* INCOMPLETE */
 		break;
@@ -694,6 +693,10 @@ static int resolve_hop(struct mrcd_neigh *n, unsigned port, uint8_t family, cons
 		*req_len = request_put(req, ps, e);
 		e->tries++;
 		e->last_req_ns = now_ns;
+	}
+	if (e->state == MRCD_NEIGH_FAILED) {
+		ps->c.resolve_fail++;
+		return -EHOSTUNREACH;
 	}
 	return e->state == MRCD_NEIGH_REACHABLE ? 0 : -EAGAIN;
 }

@@ -159,8 +159,9 @@ int mrcd_neigh_next_hop(const struct mrcd_neigh *n, unsigned port, uint8_t famil
  * MRCD_NEIGH_REQ_INTERVAL_NS. A learned entry older than MRCD_NEIGH_STALE_NS
  * still resolves (returns 0 with the old MAC) but is re-requested: first
  * unicast to that MAC, then broadcast. After MRCD_NEIGH_MAX_TRIES requests
- * without an answer the entry is FAILED; it is retried once
- * MRCD_NEIGH_FAIL_HOLD_NS has passed.
+ * without an answer the entry is FAILED; once MRCD_NEIGH_FAIL_HOLD_NS has
+ * passed it is asked for again the same way, and stays FAILED (-EHOSTUNREACH)
+ * until an answer makes it REACHABLE.
  *
  * Always check *req_len, whatever the return value: if it is > 0 the frame
  * in @req must be sent now (on -EAGAIN, and on 0 for a stale refresh).

@@ -534,15 +534,21 @@ TEST(neigh, resolve__rate_limits_then_fails_after_10_and_retries_after_1s)
 	ASSERT_EQ(-EHOSTUNREACH, res(n, 0, 4, peer_v4, t + 999 * MS, mac));
 	ASSERT_EQ(0u, qlen);
 	ASSERT_EQ(2u, ctr(n, 0).resolve_fail);
-	/* One second later: INCOMPLETE again, with a fresh request. */
-	ASSERT_EQ(-EAGAIN, res(n, 0, 4, peer_v4, t + 1000 * MS, mac));
+	/* One second later: asked for again, still FAILED until it answers. */
+	ASSERT_EQ(-EHOSTUNREACH, res(n, 0, 4, peer_v4, t + 1000 * MS, mac));
 	ASSERT_EQ(60u, qlen);
 	ASSERT_TRUE(find(n, 0, 4, peer_v4, &e));
-	ASSERT_EQ(MRCD_NEIGH_INCOMPLETE, e.state);
-	ASSERT_EQ(-EAGAIN, res(n, 0, 4, peer_v4, t + 1099 * MS, mac));
+	ASSERT_EQ(MRCD_NEIGH_FAILED, e.state);
+	ASSERT_EQ(-EHOSTUNREACH, res(n, 0, 4, peer_v4, t + 1099 * MS, mac));
 	ASSERT_EQ(0u, qlen);
-	ASSERT_EQ(-EAGAIN, res(n, 0, 4, peer_v4, t + 1100 * MS, mac));
+	ASSERT_EQ(-EHOSTUNREACH, res(n, 0, 4, peer_v4, t + 1100 * MS, mac));
 	ASSERT_EQ(60u, qlen);
+	/* an answer makes it REACHABLE */
+	uint8_t fr[128];
+	size_t flen = t_arp(fr, -1, our_mac, peer_mac, 2, peer_mac, peer_v4, our_mac, our_v4);
+	ASSERT_EQ(MRCD_L2_CONSUMED, in(n, 0, fr, flen, t + 1150 * MS));
+	ASSERT_EQ(0, res(n, 0, 4, peer_v4, t + 1150 * MS, mac));
+	ASSERT_MEMEQ(peer_mac, mac, 6);
 	mrcd_neigh_destroy(n);
 }
 
@@ -1674,9 +1680,11 @@ TEST(neigh, refresh__an_unanswered_gateway_fails_then_is_retried)
 	/* held for MRCD_NEIGH_FAIL_HOLD_NS, then asked for again */
 	ASSERT_EQ(-EHOSTUNREACH, mrcd_neigh_refresh(n, 0, 4, gw_v4, t + MRCD_NEIGH_FAIL_HOLD_NS - 1,
 						     NULL, qbuf, sizeof(qbuf), &qlen));
-	ASSERT_EQ(-EAGAIN, mrcd_neigh_refresh(n, 0, 4, gw_v4, t + MRCD_NEIGH_FAIL_HOLD_NS, NULL,
-					      qbuf, sizeof(qbuf), &qlen));
+	ASSERT_EQ(-EHOSTUNREACH, mrcd_neigh_refresh(n, 0, 4, gw_v4, t + MRCD_NEIGH_FAIL_HOLD_NS, NULL,
+						     qbuf, sizeof(qbuf), &qlen));
 	ASSERT_EQ(60u, qlen);
+	ASSERT_EQ(0, mrcd_neigh_lookup(n, 0, 4, gw_v4, &e));
+	ASSERT_EQ(MRCD_NEIGH_FAILED, e.state); /* what mrcctl neighbours shows meanwhile */
 	ASSERT_EQ(reqs + 1, ctr(n, 0).arp_tx_req);
 	/* refreshes count no via; the one packet above counted its gateway */
 	ASSERT_U64_EQ(1, ctr(n, 0).via_gateway);
