@@ -203,7 +203,7 @@ fi_addr_t mrcfi_conn_src(struct mrcfi_conn *c)
 	return c->fi_addr;
 }
 
-static struct mrcfi_conn *conn_new(struct mrcfi_ep *ep, const struct mrcfi_name *peer, bool initiator)
+struct mrcfi_conn *mrcfi_conn_new(struct mrcfi_ep *ep, const struct mrcfi_name *peer, bool initiator)
 {
 	struct mrcfi_conn *c = calloc(1, sizeof(*c));
 
@@ -445,7 +445,7 @@ static void accept_one(struct mrcfi_ep *ep, int fd)
 		io_full(fd, &rep, sizeof(rep), false);
 		goto out;
 	}
-	c = conn_new(ep, &req.from, false);
+	c = mrcfi_conn_new(ep, &req.from, false);
 	if (c == NULL) {
 		rep.status = -FI_ENOMEM;
 		io_full(fd, &rep, sizeof(rep), false);
@@ -566,7 +566,7 @@ struct mrcfi_conn *mrcfi_conn_get(struct mrcfi_ep *ep, fi_addr_t addr, int *err)
 			return c;
 		}
 	}
-	struct mrcfi_conn *c = conn_new(ep, &peer, true);
+	struct mrcfi_conn *c = mrcfi_conn_new(ep, &peer, true);
 
 	if (c == NULL || by_peer_set(ep, addr, c) < 0) {
 		free(c);

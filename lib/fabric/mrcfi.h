@@ -497,6 +497,10 @@ MRCFI_HIDDEN int mrcfi_ep_alloc(struct fid_domain *domain, struct fi_info *info,
 				struct mrcfi_ep **out);
 MRCFI_HIDDEN void *mrcfi_heap_alloc(struct mrcfi_ep *ep, size_t len, size_t align);
 MRCFI_HIDDEN void mrcfi_heap_free(struct mrcfi_ep *ep, void *p);
+/** A new connection object to @peer in state CONNECTING, with the ring
+ *  geometry of the FI_MRC_* variables; no QP, memory or list membership.
+ *  @return it, or NULL (no memory). */
+MRCFI_HIDDEN struct mrcfi_conn *mrcfi_conn_new(struct mrcfi_ep *ep, const struct mrcfi_name *peer, bool initiator);
 MRCFI_HIDDEN struct mrcfi_conn *mrcfi_conn_get(struct mrcfi_ep *ep, fi_addr_t addr, int *err);
 MRCFI_HIDDEN struct mrcfi_conn *mrcfi_conn_by_qpn(struct mrcfi_ep *ep, uint32_t qpn);
 MRCFI_HIDDEN fi_addr_t mrcfi_conn_src(struct mrcfi_conn *c);

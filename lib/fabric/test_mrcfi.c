@@ -79,22 +79,18 @@ static struct mrcfi_name name_of(uint32_t boot_ip, uint16_t port, uint64_t ep_id
  * a receive ring in test memory (the test frees it with conn_free). */
 static struct mrcfi_conn *conn_open(struct fx *x, fi_addr_t addr)
 {
-	struct mrcfi_conn *c = calloc(1, sizeof(*c));
+	struct mrcfi_name peer;
+
+	ASSERT_TRUE(mrcfi_av_get(x->ep->av, addr, &peer));
+	struct mrcfi_conn *c = mrcfi_conn_new(x->ep, &peer, false);
 
 	ASSERT_TRUE(c != NULL);
-	c->ep = x->ep;
-	ASSERT_TRUE(mrcfi_av_get(x->ep->av, addr, &c->peer));
 	c->state = MRCFI_CONN_READY;
 	c->fi_addr = addr;
 	c->slots = c->r_slots = 8;
 	c->slot_size = c->r_slot_size = 64 + 256;
 	c->rx_ring = calloc(c->slots, c->slot_size);
 	ASSERT_TRUE(c->rx_ring != NULL);
-	mrcfi_list_init(&c->link);
-	mrcfi_list_init(&c->connect_link);
-	mrcfi_list_init(&c->txq);
-	mrcfi_list_init(&c->ctrlq);
-	mrcfi_list_init(&c->waiting);
 	return c;
 }
 
