@@ -7,14 +7,62 @@
  * 0xFF and the variant fields with 0xFF, the CRC runs over the frame from
  * there to the end of the MRC pad, and every byte is restored. A unit test
  * (test_dp_icrc) checks the result against lib/core's mrcp_icrc_compute.
+ *
+ * Which CRC: rte_net_crc_set_alg() reads DPDK's maximum SIMD width once, at
+ * its first call, and takes AVX512 only if that width is 512 bits - EAL's
+ * default is 256. mrcd_dp_icrc_init() raises the width for that one call
+ * and puts it back, so the ICRC folds 64 B a step where the CPU has
+ * AVX512 with VPCLMULQDQ and nothing else in DPDK changes its vector paths
+ * (bench/icrc_bench measures each algorithm on this CPU).
  */
+/* rte_vect_{get,set}_max_simd_bitwidth are still experimental in 22.11 */
+#define ALLOW_EXPERIMENTAL_API
 #include <errno.h>
 #include <string.h>
 
+#include <rte_cpuflags.h>
 #include <rte_net_crc.h>
+#include <rte_vect.h>
 
 #include "dp_internal.h"
 #include "mrcp_icrc.h"
+
+static const char *icrc_alg;
+
+static bool cpu_has_avx512_crc(void)
+{
+	static const enum rte_cpu_flag_t need[] = {
+		RTE_CPUFLAG_AVX512F, RTE_CPUFLAG_AVX512BW, RTE_CPUFLAG_AVX512DQ,
+		RTE_CPUFLAG_AVX512VL, RTE_CPUFLAG_PCLMULQDQ, RTE_CPUFLAG_VPCLMULQDQ,
+	};
+
+	for (size_t i = 0; i < RTE_DIM(need); i++)
+		if (rte_cpu_get_flag_enabled(need[i]) <= 0)
+			return false;
+	return true;
+}
+
+const char *mrcd_dp_icrc_init(void)
+{
+	uint16_t width = rte_vect_get_max_simd_bitwidth();
+
+	if (icrc_alg != NULL)
+		return icrc_alg;
+	if (cpu_has_avx512_crc() && (width >= RTE_VECT_SIMD_512 ||
+				     rte_vect_set_max_simd_bitwidth(RTE_VECT_SIMD_512) == 0)) {
+		rte_net_crc_set_alg(RTE_NET_CRC_AVX512);
+		icrc_alg = "AVX512/VPCLMULQDQ";
+	} else if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0) {
+		rte_net_crc_set_alg(RTE_NET_CRC_SSE42);
+		icrc_alg = "SSE4.2/PCLMULQDQ";
+	} else {
+		rte_net_crc_set_alg(RTE_NET_CRC_SCALAR);
+		icrc_alg = "table (scalar)";
+	}
+	if (width != 0 && rte_vect_get_max_simd_bitwidth() != width)
+		rte_vect_set_max_simd_bitwidth(width);
+	return icrc_alg;
+}
 
 struct icrc_save {
 	uint8_t seed[8];

@@ -199,6 +199,12 @@ void mrcd__st_fini(struct mrcd_dp *w, uint64_t now);
 
 /* ---- dp_icrc.c ---- */
 
+/** Pick the fastest CRC-32 rte_net_crc has on this CPU for the ICRC:
+ *  AVX512/VPCLMULQDQ (64 B a step), else SSE4.2/PCLMULQDQ (16 B a step),
+ *  else the table. Once per process, before the first ICRC; later calls
+ *  return the first answer. @return its name, for the log. */
+const char *mrcd_dp_icrc_init(void);
+
 /** One received frame through the ICRC check with DPDK's CRC (rte_net_crc):
  *  @ip is the innermost IP header, @len bytes to the end of the MRC pad;
  *  the ICRC follows. The bytes are restored before return.

@@ -44,15 +44,21 @@ static size_t make_frame(struct mrcp_prng *r, enum mrcp_frame_l3 l3, bool vlan, 
 	return (size_t)n;
 }
 
-TEST(dp_icrc, check__equals_lib_core_for_every_shape)
+TEST(dp_icrc, check__equals_lib_core_for_every_shape_and_algorithm)
 {
 	static const enum mrcp_frame_l3 shapes[] = { MRCP_FRAME_IPV4, MRCP_FRAME_IPV6, MRCP_FRAME_SRV6 };
 	struct mrcp_prng r;
 	uint8_t f[4400], copy[4400];
 
+	/* every CRC rte_net_crc has here, the one mrcd_dp_icrc_init picks last */
+	static const enum rte_net_crc_alg algs[] = { RTE_NET_CRC_SCALAR, RTE_NET_CRC_SSE42,
+						     RTE_NET_CRC_AVX512 };
+
 	mrcp_prng_seed(&r, 7);
-	rte_net_crc_set_alg(RTE_NET_CRC_SSE42);
-	for (int it = 0; it < 600; it++) {
+	mrcd_dp_icrc_init();
+	for (int it = 0; it < 900; it++) {
+		if (it % 300 == 0)
+			rte_net_crc_set_alg(algs[it / 300]);
 		size_t ip, len, n = make_frame(&r, shapes[it % 3], it & 4, f, sizeof(f), &ip, &len);
 
 		memcpy(copy, f, n);
