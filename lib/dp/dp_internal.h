@@ -204,6 +204,11 @@ void mrcd__st_fini(struct mrcd_dp *w, uint64_t now);
  *  else the table. Once per process, before the first ICRC; later calls
  *  return the first answer. @return its name, for the log. */
 const char *mrcd_dp_icrc_init(void);
+/** The zlib-form CRC-32 of the bytes behind @crc followed by [@buf,
+ *  @buf+@len): rte_net_crc over @buf, appended by GF(2) arithmetic (what
+ *  mrcp_crc32(@crc, @buf, @len) gives, at rte_net_crc's speed). After
+ *  mrcd_dp_icrc_init(). */
+uint32_t mrcd_dp_crc32_append(uint32_t crc, const void *buf, size_t len);
 
 /** One received frame through the ICRC check with DPDK's CRC (rte_net_crc):
  *  @ip is the innermost IP header, @len bytes to the end of the MRC pad;

@@ -105,3 +105,28 @@ TEST(dp_icrc, check__rejects_a_non_ip_header)
 	f[16] = 0x45;
 	ASSERT_FALSE(mrcd_dp_icrc_check(f + 16, 30)); /* shorter than IP + UDP + BTH */
 }
+
+TEST(dp_icrc, crc32_append__equals_one_pass_for_every_split_and_algorithm)
+{
+	static const enum rte_net_crc_alg algs[] = { RTE_NET_CRC_SCALAR, RTE_NET_CRC_SSE42,
+						     RTE_NET_CRC_AVX512 };
+	struct mrcp_prng r;
+	uint8_t buf[9000];
+
+	mrcp_prng_seed(&r, 11);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)mrcp_prng_next(&r);
+	mrcd_dp_icrc_init();
+	for (unsigned a = 0; a < RTE_DIM(algs); a++) {
+		rte_net_crc_set_alg(algs[a]);
+		for (int it = 0; it < 300; it++) {
+			size_t n = 1 + mrcp_prng_below(&r, sizeof(buf));
+			size_t cut = mrcp_prng_below(&r, (uint32_t)n + 1);
+			uint32_t head = mrcp_crc32(0xFFFFFFFFu, buf, cut);
+
+			ASSERT_EQ(mrcp_crc32(0xFFFFFFFFu, buf, n),
+				  mrcd_dp_crc32_append(head, buf + cut, n - cut));
+		}
+		ASSERT_EQ(mrcp_crc32(0, "123456789", 9), mrcd_dp_crc32_append(0, "123456789", 9));
+	}
+}
