@@ -58,6 +58,8 @@ struct mrcd_dp_port {
 	/* TX back-pressure: frames the ring did not take, retried first */
 	struct rte_mbuf *pending[MRCD_DP_TXQ_PENDING];
 	unsigned n_pending;
+	bool tx_room;              /**< what the engine was last told (mrcp_port_set_tx_room) */
+	bool delay_held;           /**< a delay queue held frames at the last look */
 	struct mrcd_delayq *delay_tx, *delay_rx; /**< fault injection */
 	struct rte_mbuf_ext_shared_info zc_shinfo; /**< every zero-copy payload mbuf's */
 	struct mrcd_dp_port_counters c;
@@ -94,6 +96,10 @@ struct mrcd_dp {
 	struct mrcd_dp_port ports[MRCD_DP_MAX_PORTS];
 	struct mrcd_neigh *neigh;
 	struct mrcd_fault_stage *faults;
+	/* which ports have a fault rule, bit p for port p: read from the fault
+	 * stage once a receive pass (rx) and once a transmit pass (tx), not
+	 * per frame; rules only change between passes (mailbox calls) */
+	uint32_t faulty_rx, faulty_tx;
 	struct mrcd_srv6_row *srv6;  /**< SRv6 templates (D8); NULL when off */
 	unsigned n_srv6;
 	unsigned worker_lcore;

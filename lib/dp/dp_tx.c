@@ -27,7 +27,7 @@ static void tx_frame(struct mrcd_dp *dp, struct mrcd_txb *b, unsigned port, stru
 	struct rte_mbuf *out[2];
 	unsigned n;
 
-	if (!mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_TX)) {
+	if (!(dp->faulty_tx >> port & 1)) {
 		mrcd__txb_add(dp, b, port, m);
 		return;
 	}
@@ -67,8 +67,7 @@ void mrcd__tx_init(struct mrcd_dp *dp)
 
 static bool zc_ok(const struct mrcd_dp *dp, unsigned port, const struct mrcp_tx *d)
 {
-	return dp->zero_copy && d->payload_len >= MRCD_DP_ZC_MIN &&
-	       !mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_TX);
+	return dp->zero_copy && d->payload_len >= MRCD_DP_ZC_MIN && !(dp->faulty_tx >> port & 1);
 }
 
 static struct rte_mbuf *build_frame_zc(struct mrcd_dp *dp, unsigned port, const struct mrcp_tx *d,
@@ -244,6 +243,10 @@ unsigned mrcd__tx_engine(struct mrcd_dp *dp, struct mrcd_txb *b, uint64_t now)
 {
 	struct mrcp_tx d[MRCD_DP_BURST];
 	unsigned total = 0;
+
+	dp->faulty_tx = 0; /* once a pass (struct mrcd_dp) */
+	for (unsigned i = 0; i < dp->n_ports; i++)
+		dp->faulty_tx |= (uint32_t)mrcd_fault_active(dp->faults, (uint8_t)i, MRCD_FAULT_TX) << i;
 
 	for (int round = 0; round < 8; round++) {
 		unsigned n = mrcp_poll(dp->eng, now, d, MRCD_DP_BURST);
