@@ -7,6 +7,8 @@
  *       sends one SIZE-byte frame (Ethernet header included), busy-polls
  *       for its echo, ITERS times after 200 warm-up rounds, and prints
  *       "rtt_us p50 P p99 P max P lost N".
+ * Either prints "started" once its port is started (a memif server then
+ * listens, so the script starts the client after it).
  *
  * Both sides busy-poll one queue: no protocol, no copy beyond the PMD's,
  * no timers. Exit 1 when the link does not come up or a frame is lost.
@@ -53,6 +55,9 @@ static int port_up(uint16_t pid, struct rte_mempool *mp)
 	    rte_eth_tx_queue_setup(pid, 0, 1024, rte_eth_dev_socket_id(pid), NULL) < 0 ||
 	    rte_eth_dev_start(pid) < 0)
 		return -1;
+	/* the memif server listens now: its peer may start */
+	printf("started\n");
+	fflush(stdout);
 	end = now_ns() + 30ull * 1000 * 1000 * 1000;
 	do {
 		if (rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status)

@@ -68,8 +68,9 @@ raw() { # raw SIZE -> "rtt_us p50 P p99 P max P lost N"
 	local e
 	proc_start e "$ECHO" --lcores 0@0 "${eal[@]}" --file-prefix "mrcd-echo-$$-s" \
 		--vdev "$dev,role=server" -- echo 60 > "$T/echo-s.out" 2>&1
+	proc_wait_for -p "$e" 30 grep -q started "$T/echo-s.out" || { tail -2 "$T/echo-s.out" >&2; return 0; }
 	"$ECHO" --lcores 0@1 "${eal[@]}" --file-prefix "mrcd-echo-$$-c" --vdev "$dev,role=client" \
-		-- ping 20000 "$1" 2> "$T/echo-c.err" | tail -1 || true
+		-- ping 20000 "$1" 2> "$T/echo-c.err" | grep rtt_us || true
 	proc_stop -s INT "$e" > /dev/null || true
 }
 r64=$(raw 64)
