@@ -67,7 +67,8 @@ void mrcd__tx_init(struct mrcd_dp *dp)
 
 static bool zc_ok(const struct mrcd_dp *dp, unsigned port, const struct mrcp_tx *d)
 {
-	return dp->zero_copy && d->payload_len >= MRCD_DP_ZC_MIN && !(dp->faulty_tx >> port & 1);
+	return dp->zero_copy && dp->ports[port].tx_multi_seg && d->payload_len >= MRCD_DP_ZC_MIN &&
+	       !(dp->faulty_tx >> port & 1);
 }
 
 static struct rte_mbuf *build_frame_zc(struct mrcd_dp *dp, unsigned port, const struct mrcp_tx *d,
