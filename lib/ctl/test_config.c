@@ -242,10 +242,10 @@ TEST(config, examples__four_planes_a_and_b)
 			ASSERT_EQ(p, c.neighbours[p].port);
 			ASSERT_EQ(2 - s, c.neighbours[p].ip.a[3]);
 		}
-		ASSERT_EQ(2048, c.transport.mtu);
+		ASSERT_EQ(4096, c.transport.mtu);
 		mrcd_config_to_engine(&c, &e);
 		ASSERT_EQ(4, e.n_ports);
-		ASSERT_EQ(2048, e.mtu);
+		ASSERT_EQ(4096, e.mtu);
 		ASSERT_U64_EQ(10000000000ull, e.port_bps[3]);
 		ASSERT_U64_EQ(20000, e.base_rtt_ns);
 		ASSERT_MEMEQ(c.ports[0].ipv4.ip.a, e.node_addr.a, 4);

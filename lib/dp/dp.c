@@ -15,7 +15,6 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
-#include <rte_net_crc.h>
 #include <rte_ring.h>
 
 #include "dp_fault.h"
@@ -207,7 +206,7 @@ int mrcd_dp_create(const struct mrcd_dp_config *config, struct mrcd_dp **out, ch
 	}
 	for (unsigned k = 1; k < n; k++)
 		memcpy(dp0->w[k]->w, dp0->w, sizeof(dp0->w));
-	rte_net_crc_set_alg(RTE_NET_CRC_SSE42);
+	MRCD_LOG(INFO, dp, "ICRC: rte_net_crc %s\n", mrcd_dp_icrc_init());
 
 	for (unsigned i = 0; i < cfg->n_ports; i++) {
 		rc = mrcd__port_setup(dp0, i, n, err, errlen);

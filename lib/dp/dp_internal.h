@@ -62,6 +62,8 @@ struct mrcd_dp_port {
 	/* TX back-pressure: frames the ring did not take, retried first */
 	struct rte_mbuf *pending[MRCD_DP_TXQ_PENDING];
 	unsigned n_pending;
+	bool tx_room;              /**< what the engine was last told (mrcp_port_set_tx_room) */
+	bool delay_held;           /**< a delay queue held frames at the last look */
 	struct mrcd_delayq *delay_tx, *delay_rx; /**< fault injection */
 	struct rte_mbuf_ext_shared_info zc_shinfo; /**< every zero-copy payload mbuf's */
 	struct mrcd_dp_port_counters c;
@@ -98,6 +100,10 @@ struct mrcd_dp {
 	struct mrcd_dp_port ports[MRCD_DP_MAX_PORTS];
 	struct mrcd_neigh *neigh;
 	struct mrcd_fault_stage *faults;
+	/* which ports have a fault rule, bit p for port p: read from the fault
+	 * stage once a receive pass (rx) and once a transmit pass (tx), not
+	 * per frame; rules only change between passes (mailbox calls) */
+	uint32_t faulty_rx, faulty_tx;
 	struct mrcd_srv6_row *srv6;  /**< SRv6 templates (D8); NULL when off */
 	unsigned n_srv6;
 	unsigned worker_lcore;
@@ -210,6 +216,17 @@ void mrcd__clients_free(struct mrcd_dp *w);
 void mrcd__st_fini(struct mrcd_dp *w, uint64_t now);
 
 /* ---- dp_icrc.c ---- */
+
+/** Pick the fastest CRC-32 rte_net_crc has on this CPU for the ICRC:
+ *  AVX512/VPCLMULQDQ (64 B a step), else SSE4.2/PCLMULQDQ (16 B a step),
+ *  else the table. Once per process, before the first ICRC; later calls
+ *  return the first answer. @return its name, for the log. */
+const char *mrcd_dp_icrc_init(void);
+/** The zlib-form CRC-32 of the bytes behind @crc followed by [@buf,
+ *  @buf+@len): rte_net_crc over @buf, appended by GF(2) arithmetic (what
+ *  mrcp_crc32(@crc, @buf, @len) gives, at rte_net_crc's speed). After
+ *  mrcd_dp_icrc_init(). */
+uint32_t mrcd_dp_crc32_append(uint32_t crc, const void *buf, size_t len);
 
 /** One received frame through the ICRC check with DPDK's CRC (rte_net_crc):
  *  @ip is the innermost IP header, @len bytes to the end of the MRC pad;

@@ -294,7 +294,7 @@ static void rx_input(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (!rx_past_faults(from) && mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_RX)) {
+	if (!rx_past_faults(from) && (dp->faulty_rx >> port & 1)) {
 		struct rte_mbuf *out[2];
 		unsigned n = mrcd__fault_stage(dp, port, MRCD_FAULT_RX, v.ev, m, now, out);
 
@@ -342,7 +342,10 @@ unsigned mrcd__rx_ports(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb
 	void *due[MRCD_DP_BURST];
 	unsigned most = 0, got = 0, nd;
 
+	dp->faulty_rx = dp->faulty_tx = 0;
 	for (unsigned i = 0; i < dp->n_ports; i++) {
+		dp->faulty_rx |= (uint32_t)mrcd_fault_active(dp->faults, (uint8_t)i, MRCD_FAULT_RX) << i;
+		dp->faulty_tx |= (uint32_t)mrcd_fault_active(dp->faults, (uint8_t)i, MRCD_FAULT_TX) << i;
 		n[i] = rte_eth_rx_burst(dp->ports[i].port_id, (uint16_t)dp->index, m[i], MRCD_DP_BURST);
 		got += n[i];
 		if (n[i] > most)
@@ -355,6 +358,12 @@ unsigned mrcd__rx_ports(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		struct mrcd_dp_port *p = &dp->ports[i];
 
+		bool faulty = (dp->faulty_rx | dp->faulty_tx) >> i & 1;
+
+		/* only a fault rule fills the delay queues: looked at while a
+		 * rule is there, and after it went until they are empty */
+		if (!p->delay_held && !faulty)
+			continue;
 		nd = mrcd_delayq_pop_due(p->delay_rx, now, due, MRCD_DP_BURST);
 		for (unsigned k = 0; k < nd; k++)
 			rx_input(dp, rb, b, i, due[k], RX_DELAYED, now);
@@ -363,6 +372,7 @@ unsigned mrcd__rx_ports(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb
 		for (unsigned k = 0; k < nd; k++)
 			mrcd__txb_add(dp, b, i, due[k]);
 		got += nd;
+		p->delay_held = faulty || mrcd_delayq_count(p->delay_rx) + mrcd_delayq_count(p->delay_tx) > 0;
 	}
 	return got;
 }

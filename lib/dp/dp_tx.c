@@ -27,7 +27,7 @@ static void tx_frame(struct mrcd_dp *dp, struct mrcd_txb *b, unsigned port, stru
 	struct rte_mbuf *out[2];
 	unsigned n;
 
-	if (!mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_TX)) {
+	if (!(dp->faulty_tx >> port & 1)) {
 		mrcd__txb_add(dp, b, port, m);
 		return;
 	}
@@ -43,7 +43,9 @@ static void tx_frame(struct mrcd_dp *dp, struct mrcd_txb *b, unsigned port, stru
  * a header mbuf, instead of being copied. Only where the device addresses
  * memory by virtual address (IOVA as VA: --no-huge, virtual devices) and
  * when no TX fault rule could hold or rewrite the frame; the ICRC then runs
- * with lib/core's incremental CRC over the pieces. The engine guarantees the
+ * over the pieces: lib/core's CRC over the header and the pad, rte_net_crc
+ * over each payload segment, appended (mrcd_dp_crc32_append) - not
+ * lib/core's table-driven CRC over the payload, 10-30x slower per byte. The engine guarantees the
  * bytes stay put until the work request completes; a session or selftest
  * that goes away first calls mrcd_dp_tx_quiesce() so no queued frame still
  * points into its memory. */
@@ -66,7 +68,7 @@ void mrcd__tx_init(struct mrcd_dp *dp)
 static bool zc_ok(const struct mrcd_dp *dp, unsigned port, const struct mrcp_tx *d)
 {
 	return dp->zero_copy && dp->ports[port].tx_multi_seg && d->payload_len >= MRCD_DP_ZC_MIN &&
-	       !mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_TX);
+	       !(dp->faulty_tx >> port & 1);
 }
 
 static struct rte_mbuf *build_frame_zc(struct mrcd_dp *dp, unsigned port, const struct mrcp_tx *d,
@@ -117,7 +119,7 @@ static struct rte_mbuf *build_frame_zc(struct mrcd_dp *dp, unsigned port, const 
 		seg->data_len = (uint16_t)d->seg[s].len;
 		seg->pkt_len = seg->data_len;
 		m->pkt_len += seg->data_len;
-		mrcp_icrc_update(&st, d->seg[s].ptr, d->seg[s].len);
+		st.crc = mrcd_dp_crc32_append(st.crc, d->seg[s].ptr, d->seg[s].len);
 	}
 	memset(t, 0, d->pad);
 	mrcp_icrc_update(&st, t, d->pad);
@@ -242,6 +244,10 @@ unsigned mrcd__tx_engine(struct mrcd_dp *dp, struct mrcd_txb *b, uint64_t now)
 {
 	struct mrcp_tx d[MRCD_DP_BURST];
 	unsigned total = 0;
+
+	dp->faulty_tx = 0; /* once a pass (struct mrcd_dp) */
+	for (unsigned i = 0; i < dp->n_ports; i++)
+		dp->faulty_tx |= (uint32_t)mrcd_fault_active(dp->faults, (uint8_t)i, MRCD_FAULT_TX) << i;
 
 	for (int round = 0; round < 8; round++) {
 		unsigned n = mrcp_poll(dp->eng, now, d, MRCD_DP_BURST);

@@ -239,11 +239,16 @@ static int worker_main(void *arg)
 			struct mrcd_dp_port *p = &dp->ports[i];
 			bool room;
 
-			mrcd__link_check(dp, i, now);
+			if ((int64_t)(now - p->next_link_check_ns) >= 0)
+				mrcd__link_check(dp, i, now);
 			if (p->n_pending)
 				mrcd__port_flush(dp, i, NULL);
+			/* the engine is told when it changes, not every loop */
 			room = p->n_pending == 0;
-			mrcp_port_set_tx_room(dp->eng, (uint8_t)(i + 1), room);
+			if (room != p->tx_room) {
+				mrcp_port_set_tx_room(dp->eng, (uint8_t)(i + 1), room);
+				p->tx_room = room;
+			}
 		}
 		work += mrcd__rx_ports(dp, rb, b, now);
 		work += mrcd__rx_handover(dp, rb, b, now);

@@ -44,15 +44,21 @@ static size_t make_frame(struct mrcp_prng *r, enum mrcp_frame_l3 l3, bool vlan, 
 	return (size_t)n;
 }
 
-TEST(dp_icrc, check__equals_lib_core_for_every_shape)
+TEST(dp_icrc, check__equals_lib_core_for_every_shape_and_algorithm)
 {
 	static const enum mrcp_frame_l3 shapes[] = { MRCP_FRAME_IPV4, MRCP_FRAME_IPV6, MRCP_FRAME_SRV6 };
 	struct mrcp_prng r;
 	uint8_t f[4400], copy[4400];
 
+	/* every CRC rte_net_crc has here, the one mrcd_dp_icrc_init picks last */
+	static const enum rte_net_crc_alg algs[] = { RTE_NET_CRC_SCALAR, RTE_NET_CRC_SSE42,
+						     RTE_NET_CRC_AVX512 };
+
 	mrcp_prng_seed(&r, 7);
-	rte_net_crc_set_alg(RTE_NET_CRC_SSE42);
-	for (int it = 0; it < 600; it++) {
+	mrcd_dp_icrc_init();
+	for (int it = 0; it < 900; it++) {
+		if (it % 300 == 0)
+			rte_net_crc_set_alg(algs[it / 300]);
 		size_t ip, len, n = make_frame(&r, shapes[it % 3], it & 4, f, sizeof(f), &ip, &len);
 
 		memcpy(copy, f, n);
@@ -98,4 +104,29 @@ TEST(dp_icrc, check__rejects_a_non_ip_header)
 	ASSERT_EQ(-EBADMSG, mrcd_dp_icrc_store(f + 16, 100));
 	f[16] = 0x45;
 	ASSERT_FALSE(mrcd_dp_icrc_check(f + 16, 30)); /* shorter than IP + UDP + BTH */
+}
+
+TEST(dp_icrc, crc32_append__equals_one_pass_for_every_split_and_algorithm)
+{
+	static const enum rte_net_crc_alg algs[] = { RTE_NET_CRC_SCALAR, RTE_NET_CRC_SSE42,
+						     RTE_NET_CRC_AVX512 };
+	struct mrcp_prng r;
+	uint8_t buf[9000];
+
+	mrcp_prng_seed(&r, 11);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)mrcp_prng_next(&r);
+	mrcd_dp_icrc_init();
+	for (unsigned a = 0; a < RTE_DIM(algs); a++) {
+		rte_net_crc_set_alg(algs[a]);
+		for (int it = 0; it < 300; it++) {
+			size_t n = 1 + mrcp_prng_below(&r, sizeof(buf));
+			size_t cut = mrcp_prng_below(&r, (uint32_t)n + 1);
+			uint32_t head = mrcp_crc32(0xFFFFFFFFu, buf, cut);
+
+			ASSERT_EQ(mrcp_crc32(0xFFFFFFFFu, buf, n),
+				  mrcd_dp_crc32_append(head, buf + cut, n - cut));
+		}
+		ASSERT_EQ(mrcp_crc32(0, "123456789", 9), mrcd_dp_crc32_append(0, "123456789", 9));
+	}
 }

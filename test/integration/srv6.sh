@@ -13,7 +13,7 @@ for p in sys.argv[1:]:
     # IPv6 planes fd00:P::1 (a) / fd00:P::2 (b); NDP instead of static entries
     s = re.sub(r"ipv4: 10\.(\d)\.0\.(\d)/24", r"ipv6: fd00:\1::\2/64", s)
     s = re.sub(r"neighbours:\n(  - .*\n)+", "", s)
-    s = re.sub(r"\n    speed_gbps: 10", "\n    speed_gbps: 10\n    mtu: 2200", s)
+    s = re.sub(r"\n    speed_gbps: 10", "\n    speed_gbps: 10\n    mtu: 4300", s)
     s += """srv6:
   enabled: true
   locator_block: fc00:1::/32
