@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "client_internal.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -762,6 +763,64 @@ int mrc_qp_destroy(struct mrc_ctx *ctx, uint32_t qpn)
 		if (rc == 0 || rc == -ENOENT)
 			mrc__keytab_del(&ctx->qps, qpn);
 	}
+	pthread_mutex_unlock(&ctx->lock);
+	return rc;
+}
+
+/* "a.b.c.d/len" or "" (no address) into @out (@af's size); "" leaves zeros. */
+static bool prefix_addr(const char *s, size_t len, int af, void *out)
+{
+	char b[64];
+	const char *slash = memchr(s, '/', len);
+
+	if (len == 0)
+		return true;
+	if (slash == NULL || (size_t)(slash - s) >= sizeof(b))
+		return false;
+	memcpy(b, s, (size_t)(slash - s));
+	b[slash - s] = '\0';
+	return inet_pton(af, b, out) == 1;
+}
+
+int mrc_port_addrs(struct mrc_ctx *ctx, struct mrc_port_addr *out, unsigned max)
+{
+	int rc, res;
+
+	if (ctx == NULL || (out == NULL && max > 0))
+		return mrc__fail(ctx, -EINVAL, "mrc_port_addrs: out is NULL");
+	pthread_mutex_lock(&ctx->lock);
+	rc = mrc__ctl_request(ctx, "ports", NULL, &res);
+	if (rc < 0)
+		goto out;
+	struct mrc__jdoc *d = &ctx->doc;
+
+	if (d->nodes[res].type != MRC__J_ARR) {
+		rc = mrc__fail(ctx, -EIO, "ports: reply is not an array");
+		goto out;
+	}
+	unsigned n = 0;
+
+	for (int i = d->nodes[res].first; i >= 0; i = d->nodes[i].next, n++) {
+		struct mrc_port_addr p = {0};
+		uint64_t plane;
+		const char *v4, *v6, *eng;
+		size_t l4, l6, le;
+
+		if (d->nodes[i].type != MRC__J_OBJ || get_req(d, i, "plane", UINT32_MAX, &plane) < 0 ||
+		    mrc__json_get_str(d, i, "ipv4", &v4, &l4) < 0 || mrc__json_get_str(d, i, "ipv6", &v6, &l6) < 0 ||
+		    mrc__json_get_str(d, i, "engine", &eng, &le) < 0 || !prefix_addr(v4, l4, AF_INET, p.ipv4) ||
+		    !prefix_addr(v6, l6, AF_INET6, p.ipv6)) {
+			rc = mrc__fail(ctx, -EIO, "ports: entry %u lacks plane, ipv4, ipv6 or engine, or an address is bad",
+				       n);
+			goto out;
+		}
+		p.plane = (uint32_t)plane;
+		p.up = le == 2 && memcmp(eng, "up", 2) == 0;
+		if (n < max)
+			out[n] = p;
+	}
+	rc = (int)n;
+out:
 	pthread_mutex_unlock(&ctx->lock);
 	return rc;
 }

@@ -106,6 +106,22 @@ int mrc_qp_connect_text(struct mrc_ctx *ctx, uint32_t qpn, const char *text);
 /** Destroy; its outstanding work completes with MRC_WC_FLUSH_ERR. Any thread. */
 int mrc_qp_destroy(struct mrc_ctx *ctx, uint32_t qpn);
 
+/* ---- the daemon's ports ------------------------------------------------------------ */
+
+/** One of the daemon's ports (a plane), as mrc_port_addrs() reports it. */
+struct mrc_port_addr {
+	uint32_t plane;           /**< 1-based plane number */
+	bool up;                  /**< the engine uses the port (link, admin and gateway up) */
+	uint8_t ipv4[4];          /**< the port's IPv4 address, network order; all zero if none */
+	uint8_t ipv6[16];         /**< the port's IPv6 address; all zero if none */
+};
+
+/** The daemon's ports in plane order (its `ports` command). Any thread.
+ *  @return how many ports the daemon has (only the first @max are written to
+ *  @out, which may be NULL when @max is 0), -EINVAL (NULL @out with @max > 0),
+ *  -EIO (a reply that is not an array of ports with addresses). */
+int mrc_port_addrs(struct mrc_ctx *ctx, struct mrc_port_addr *out, unsigned max);
+
 /* ---- work requests ------------------------------------------------------------- */
 
 enum mrc_wr_opcode { MRC_WR_WRITE = 0, MRC_WR_WRITE_IMM = 1 };

@@ -1115,6 +1115,48 @@ TEST(qp, bad_info_reply__eio)
 	fake_stop(f);
 }
 
+/* ---- the daemon's ports -------------------------------------------------------------------- */
+
+TEST(port_addrs, planes_addresses_and_state_from_the_ports_reply)
+{
+	struct fake *f = fake_start();
+	struct mrc_ctx *ctx = open_ctx(f);
+	struct mrc_port_addr p[2];
+	static const uint8_t v6[16] = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+
+	/* three ports, room for two: the count is the daemon's */
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":["
+		  "{\"plane\":1,\"name\":\"p1\",\"ipv4\":\"10.1.0.1/24\",\"ipv6\":\"\",\"engine\":\"up\",\"mtu\":1500},"
+		  "{\"plane\":2,\"name\":\"p2\",\"ipv4\":\"\",\"ipv6\":\"fd00::2/64\",\"engine\":\"down\"},"
+		  "{\"plane\":3,\"name\":\"p3\",\"ipv4\":\"10.3.0.1/24\",\"ipv6\":\"\",\"engine\":\"up\"}]}\n");
+	ASSERT_EQ(3, mrc_port_addrs(ctx, p, 2));
+	ASSERT_STREQ("ports;", strchr(f->log, ';') + 1); /* attach;ports; */
+	ASSERT_EQ(1, p[0].plane);
+	ASSERT_TRUE(p[0].up);
+	ASSERT_MEMEQ("\x0a\x01\x00\x01", p[0].ipv4, 4);
+	ASSERT_MEMEQ((uint8_t[16]){0}, p[0].ipv6, 16);
+	ASSERT_EQ(2, p[1].plane);
+	ASSERT_FALSE(p[1].up);
+	ASSERT_MEMEQ("\0\0\0\0", p[1].ipv4, 4);
+	ASSERT_MEMEQ(v6, p[1].ipv6, 16);
+	/* only the count */
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":[]}\n");
+	ASSERT_EQ(0, mrc_port_addrs(ctx, NULL, 0));
+	ASSERT_EQ(-EINVAL, mrc_port_addrs(ctx, NULL, 1));
+	/* malformed: not an array, a missing key, an address that is not one */
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":{}}\n");
+	ASSERT_EQ(-EIO, mrc_port_addrs(ctx, p, 2));
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":[{\"plane\":1,\"ipv4\":\"\",\"engine\":\"up\"}]}\n");
+	ASSERT_EQ(-EIO, mrc_port_addrs(ctx, p, 2));
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":[{\"plane\":1,\"ipv4\":\"10.1.0.1\",\"ipv6\":\"\",\"engine\":\"up\"}]}\n");
+	ASSERT_EQ(-EIO, mrc_port_addrs(ctx, p, 2));
+	/* the daemon's error comes through */
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":false,\"error\":{\"errno\":1,\"code\":\"EPERM\",\"reason\":\"no\"}}\n");
+	ASSERT_EQ(-EPERM, mrc_port_addrs(ctx, p, 2));
+	mrc_close(ctx);
+	fake_stop(f);
+}
+
 /* ---- the control envelope ------------------------------------------------------------------- */
 
 TEST(ctl, malformed_replies__eio_and_the_context_stays_usable)

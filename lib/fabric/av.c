@@ -11,9 +11,51 @@
 #include <string.h>
 
 
-static bool name_ok(const struct mrcfi_name *n)
+void mrcfi_name_set_planes(struct mrcfi_name *name, const struct mrc_port_addr *ports, unsigned n)
 {
-	return n->magic == MRCFI_NAME_MAGIC && n->version == MRCFI_NAME_VERSION && n->n_planes <= MRCFI_MAX_PLANES;
+	memset(name->plane, 0, sizeof(name->plane));
+	name->n_planes = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t p = ports[i].plane;
+
+		if (p == 0 || p > MRCFI_MAX_PLANES)
+			continue;
+		memcpy(&name->plane[p - 1], ports[i].ipv4, 4);
+		if (p > name->n_planes)
+			name->n_planes = (uint8_t)p;
+	}
+}
+
+static bool boot_usable(uint32_t a)
+{
+	return a != 0 && (ntohl(a) >> 24) != 127; /* neither unset nor loopback */
+}
+
+static unsigned boot_add(uint32_t *out, unsigned n, unsigned max, uint32_t a)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (out[i] == a)
+			return n;
+	if (n < max)
+		out[n++] = a;
+	return n;
+}
+
+unsigned mrcfi_boot_candidates(const uint32_t *host, unsigned n_host, const struct mrcfi_name *name,
+			       uint32_t *out, unsigned max)
+{
+	unsigned n = 0;
+
+	if (max == 0)
+		return 0;
+	/* keep the last slot for the loopback fallback */
+	for (unsigned i = 0; i < n_host; i++)
+		if (boot_usable(host[i]))
+			n = boot_add(out, n, max - 1, host[i]);
+	for (unsigned i = 0; name && i < name->n_planes && i < MRCFI_MAX_PLANES; i++)
+		if (boot_usable(name->plane[i]))
+			n = boot_add(out, n, max - 1, name->plane[i]);
+	return boot_add(out, n, max, htonl(INADDR_LOOPBACK));
 }
 
 static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
@@ -48,7 +90,7 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr
 		struct mrcfi_name n;
 
 		memcpy(&n, &names[i], sizeof(n)); /* the caller's array need not be aligned */
-		if (!name_ok(&n)) {
+		if (!mrcfi_name_ok(&n)) {
 			if (fi_addr)
 				fi_addr[i] = FI_ADDR_NOTAVAIL;
 			continue;

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
@@ -202,7 +203,7 @@ fi_addr_t mrcfi_conn_src(struct mrcfi_conn *c)
 	return c->fi_addr;
 }
 
-static struct mrcfi_conn *conn_new(struct mrcfi_ep *ep, const struct mrcfi_name *peer, bool initiator)
+struct mrcfi_conn *mrcfi_conn_new(struct mrcfi_ep *ep, const struct mrcfi_name *peer, bool initiator)
 {
 	struct mrcfi_conn *c = calloc(1, sizeof(*c));
 
@@ -444,7 +445,7 @@ static void accept_one(struct mrcfi_ep *ep, int fd)
 		io_full(fd, &rep, sizeof(rep), false);
 		goto out;
 	}
-	c = conn_new(ep, &req.from, false);
+	c = mrcfi_conn_new(ep, &req.from, false);
 	if (c == NULL) {
 		rep.status = -FI_ENOMEM;
 		io_full(fd, &rep, sizeof(rep), false);
@@ -565,7 +566,7 @@ struct mrcfi_conn *mrcfi_conn_get(struct mrcfi_ep *ep, fi_addr_t addr, int *err)
 			return c;
 		}
 	}
-	struct mrcfi_conn *c = conn_new(ep, &peer, true);
+	struct mrcfi_conn *c = mrcfi_conn_new(ep, &peer, true);
 
 	if (c == NULL || by_peer_set(ep, addr, c) < 0) {
 		free(c);
@@ -579,6 +580,25 @@ struct mrcfi_conn *mrcfi_conn_get(struct mrcfi_ep *ep, fi_addr_t addr, int *err)
 
 	(void)!write(ep->wake_fd, &one, sizeof(one));
 	return c;
+}
+
+/* What mrcfi_ep_alloc and a failed mrcfi_ep_open made: the session, the
+ * heap's bookkeeping, the descriptors, the object. */
+static void ep_free(struct mrcfi_ep *ep)
+{
+	if (ep->ctx)
+		mrc_close(ep->ctx);
+	heap_fini(ep);
+	if (ep->listen_fd >= 0)
+		close(ep->listen_fd);
+	if (ep->wake_fd >= 0)
+		close(ep->wake_fd);
+	if (ep->app_wake_fd >= 0)
+		close(ep->app_wake_fd);
+	fi_freeinfo(ep->info);
+	pthread_mutex_destroy(&ep->lock);
+	pthread_mutex_destroy(&ep->heap_lock);
+	free(ep);
 }
 
 /* ---- fid ops ----------------------------------------------------------------------------------- */
@@ -663,21 +683,9 @@ static int ep_close(struct fid *fid)
 		n = w->next;
 		free(w);
 	}
-	if (ep->ctx)
-		mrc_close(ep->ctx); /* destroys the QPs: peers see them fail */
-	heap_fini(ep);
 	free(ep->by_peer);
 	free(ep->by_qpn);
-	if (ep->listen_fd >= 0)
-		close(ep->listen_fd);
-	if (ep->wake_fd >= 0)
-		close(ep->wake_fd);
-	if (ep->app_wake_fd >= 0)
-		close(ep->app_wake_fd);
-	fi_freeinfo(ep->info);
-	pthread_mutex_destroy(&ep->lock);
-	pthread_mutex_destroy(&ep->heap_lock);
-	free(ep);
+	ep_free(ep); /* mrc_close destroys the QPs: peers see them fail */
 	return 0;
 }
 
@@ -1049,37 +1057,95 @@ static struct fi_ops_collective coll_ops = {
 
 /* ---- fi_endpoint ------------------------------------------------------------------------------------ */
 
-static int listen_open(struct mrcfi_ep *ep)
+/* Bind the bootstrap listener to @a (IPv4, network order). @return 0 or a
+ * negative errno (the address is not this host's, ...). */
+static int listen_on(struct mrcfi_ep *ep, uint32_t a)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = a};
 	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
-	if (inet_pton(AF_INET, mrcfi_params.boot_addr, &sa.sin_addr) != 1) {
-		FI_WARN(&mrcfi_prov, FI_LOG_EP_CTRL, "FI_MRC_BOOTSTRAP_ADDR %s is not an IPv4 address\n",
-			mrcfi_params.boot_addr);
-		return -FI_EINVAL;
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
 	}
-	ep->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (ep->listen_fd < 0)
-		return -FI_EMFILE;
-	if (bind(ep->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(ep->listen_fd, 128) < 0 ||
-	    getsockname(ep->listen_fd, (struct sockaddr *)&sa, &sl) < 0) {
-		FI_WARN(&mrcfi_prov, FI_LOG_EP_CTRL, "bootstrap listener on %s: %s\n", mrcfi_params.boot_addr,
-			strerror(errno));
-		return -FI_EADDRNOTAVAIL;
-	}
+	ep->listen_fd = fd;
 	ep->name.boot_ip = sa.sin_addr.s_addr;
 	ep->name.boot_port = sa.sin_port;
 	return 0;
 }
 
-int mrcfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **out, void *context)
+/* What the host's name resolves to (IPv4), for the bootstrap address. */
+static unsigned host_addrs(uint32_t *out, unsigned max)
+{
+	char host[256];
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	unsigned n = 0;
+
+	if (gethostname(host, sizeof(host)) < 0 || getaddrinfo(host, NULL, &hints, &res) != 0)
+		return 0;
+	for (struct addrinfo *r = res; r && n < max; r = r->ai_next)
+		out[n++] = ((const struct sockaddr_in *)(const void *)r->ai_addr)->sin_addr.s_addr;
+	freeaddrinfo(res);
+	return n;
+}
+
+/* The bootstrap listener: on FI_MRC_BOOTSTRAP_ADDR if it is set, else on the
+ * first of mrcfi_boot_candidates this host can bind (docs/libfabric.md
+ * "Variables"). */
+static int listen_open(struct mrcfi_ep *ep)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	if (mrcfi_params.boot_addr[0]) {
+		struct in_addr a;
+		int rc;
+
+		if (inet_pton(AF_INET, mrcfi_params.boot_addr, &a) != 1) {
+			FI_WARN(&mrcfi_prov, FI_LOG_EP_CTRL, "FI_MRC_BOOTSTRAP_ADDR %s is not an IPv4 address\n",
+				mrcfi_params.boot_addr);
+			return -FI_EINVAL;
+		}
+		rc = listen_on(ep, a.s_addr);
+		if (rc < 0) {
+			FI_WARN(&mrcfi_prov, FI_LOG_EP_CTRL, "bootstrap listener on %s: %s\n", mrcfi_params.boot_addr,
+				strerror(-rc));
+			return -FI_EADDRNOTAVAIL;
+		}
+		return 0;
+	}
+	uint32_t host[8], cand[8 + MRCFI_MAX_PLANES + 1];
+	unsigned nh = host_addrs(host, 8);
+	unsigned nc = mrcfi_boot_candidates(host, nh, &ep->name, cand, 8 + MRCFI_MAX_PLANES + 1);
+
+	for (unsigned i = 0; i < nc; i++) {
+		int rc = listen_on(ep, cand[i]);
+
+		inet_ntop(AF_INET, &cand[i], ip, sizeof(ip));
+		if (rc == 0) {
+			FI_INFO(&mrcfi_prov, FI_LOG_EP_CTRL, "bootstrap listener on %s:%u\n", ip,
+				ntohs(ep->name.boot_port));
+			return 0;
+		}
+		FI_INFO(&mrcfi_prov, FI_LOG_EP_CTRL, "bootstrap listener: %s not usable: %s\n", ip, strerror(-rc));
+	}
+	FI_WARN(&mrcfi_prov, FI_LOG_EP_CTRL, "bootstrap listener: no address of this host could be bound\n");
+	return -FI_EADDRNOTAVAIL;
+}
+
+/* The endpoint object without a daemon session: every fid and op table
+ * set, lists initialised, no context, heap, listener or thread yet. */
+int mrcfi_ep_alloc(struct fid_domain *domain, struct fi_info *info, void *context, struct mrcfi_ep **out)
 {
 	if (info == NULL || info->ep_attr == NULL || (info->ep_attr->type != FI_EP_RDM &&
 						      info->ep_attr->type != FI_EP_UNSPEC))
 		return -FI_EINVAL;
 	struct mrcfi_ep *ep = calloc(1, sizeof(*ep));
-	int rc;
 
 	if (ep == NULL)
 		return -FI_ENOMEM;
@@ -1111,13 +1177,23 @@ int mrcfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 	ep->ep.tagged = &mrcfi_tagged_ops;
 	ep->ep.atomic = &atomic_ops;
 	ep->ep.collective = &coll_ops;
-
 	ep->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	ep->app_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ep->info == NULL || ep->wake_fd < 0 || ep->app_wake_fd < 0) {
-		rc = -FI_ENOMEM;
-		goto fail;
+		ep_free(ep);
+		return -FI_ENOMEM;
 	}
+	*out = ep;
+	return 0;
+}
+
+int mrcfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **out, void *context)
+{
+	struct mrcfi_ep *ep;
+	int rc = mrcfi_ep_alloc(domain, info, context, &ep);
+
+	if (rc < 0)
+		return rc;
 
 	/* the daemon session and its heap, registered once as one region */
 	struct mrc_open_attr oa = {.socket = mrcfi_params.socket[0] ? mrcfi_params.socket : NULL,
@@ -1152,6 +1228,18 @@ int mrcfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 	}
 	*ep->heap_free = (struct mrcfi_ext){.p = ep->heap, .len = ep->heap_len};
 
+	/* the daemon's plane addresses go into our address (and are
+	 * candidates for the bootstrap listener); an older daemon without
+	 * the answer only leaves them out */
+	struct mrc_port_addr ports[MRCFI_MAX_PLANES];
+	int np = mrc_port_addrs(ep->ctx, ports, MRCFI_MAX_PLANES);
+
+	if (np >= 0)
+		mrcfi_name_set_planes(&ep->name, ports, np < MRCFI_MAX_PLANES ? (unsigned)np : MRCFI_MAX_PLANES);
+	else
+		FI_WARN(&mrcfi_prov, FI_LOG_EP_CTRL, "the daemon's port addresses: %s: %s\n", mrc_strerror(np),
+			mrc_last_error(ep->ctx));
+
 	ep->name.magic = MRCFI_NAME_MAGIC;
 	ep->name.version = MRCFI_NAME_VERSION;
 	ep->name.pid = (uint32_t)getpid();
@@ -1169,16 +1257,6 @@ int mrcfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep
 	*out = &ep->ep;
 	return 0;
 fail:
-	if (ep->ctx)
-		mrc_close(ep->ctx);
-	heap_fini(ep);
-	if (ep->listen_fd >= 0)
-		close(ep->listen_fd);
-	if (ep->wake_fd >= 0)
-		close(ep->wake_fd);
-	if (ep->app_wake_fd >= 0)
-		close(ep->app_wake_fd);
-	fi_freeinfo(ep->info);
-	free(ep);
+	ep_free(ep);
 	return rc;
 }

@@ -44,7 +44,8 @@ struct mrcfi_params {
 	size_t heap_mb;           /**< arena heap per endpoint, MiB */
 	size_t ring_slots;        /**< ring slots per connection and direction (power of two) */
 	size_t eager_size;        /**< largest payload sent eagerly, bytes; above it: rendezvous */
-	char boot_addr[64];       /**< IPv4 address the bootstrap listener binds and advertises */
+	char boot_addr[64];       /**< FI_MRC_BOOTSTRAP_ADDR: the IPv4 address the bootstrap listener
+				       binds and advertises; "" = choose (mrcfi_boot_candidates) */
 	size_t max_msg_size;      /**< largest message, bytes; at most a quarter of the heap */
 };
 extern struct mrcfi_params mrcfi_params MRCFI_HIDDEN;
@@ -78,10 +79,12 @@ static inline void mrcfi_list_del(struct mrcfi_list *e)
 #define MRCFI_NAME_VERSION 1
 #define MRCFI_MAX_PLANES 8
 
-/** Self-describing endpoint address: where its bootstrap listener is, which
- *  endpoint (a random id), and the daemon's plane addresses (for people and
- *  fi_av_straddr; the QP's connection info carries them again). Network
- *  byte order where it matters; compared bytewise. */
+/** Self-describing endpoint address (docs/libfabric.md "Addressing"): where
+ *  its bootstrap listener is, which endpoint (a random id), and the daemon's
+ *  plane addresses from mrc_port_addrs (plane[i] is plane i + 1; for people,
+ *  fi_av_straddr and the bootstrap address choice; the QP's connection info
+ *  carries them again). Network byte order where it matters; compared
+ *  bytewise. */
 struct mrcfi_name {
 	uint32_t magic;           /**< MRCFI_NAME_MAGIC */
 	uint8_t version;          /**< MRCFI_NAME_VERSION */
@@ -93,6 +96,18 @@ struct mrcfi_name {
 	uint32_t plane[MRCFI_MAX_PLANES]; /**< IPv4 plane addresses, network order; 0 if not IPv4 */
 };
 _Static_assert(sizeof(struct mrcfi_name) == 56, "address layout");
+
+/** Is @n an address of ours: magic, version and plane count? */
+static inline bool mrcfi_name_ok(const struct mrcfi_name *n)
+{
+	return n->magic == MRCFI_NAME_MAGIC && n->version == MRCFI_NAME_VERSION && n->n_planes <= MRCFI_MAX_PLANES;
+}
+
+/** Does a message tagged @got match a receive for @want with @ignore bits? */
+static inline bool mrcfi_tag_match(uint64_t want, uint64_t ignore, uint64_t got)
+{
+	return ((want ^ got) & ~ignore) == 0;
+}
 
 /* ---- the ring message header (the first bytes of every ring slot) ------------- */
 
@@ -458,12 +473,34 @@ MRCFI_HIDDEN int mrcfi_av_open(struct fid_domain *domain, struct fi_av_attr *att
 			       struct fid_av **av, void *context);
 MRCFI_HIDDEN bool mrcfi_av_get(struct mrcfi_av *av, fi_addr_t a, struct mrcfi_name *out);
 MRCFI_HIDDEN fi_addr_t mrcfi_av_find(struct mrcfi_av *av, const struct mrcfi_name *n, uint64_t *gen);
+/** Put the daemon's @n ports (mrc_port_addrs, plane order) into @name:
+ *  plane[p - 1] = port p's IPv4 address (0 if it has none), n_planes = the
+ *  highest plane number kept (at most MRCFI_MAX_PLANES). */
+MRCFI_HIDDEN void mrcfi_name_set_planes(struct mrcfi_name *name, const struct mrc_port_addr *ports, unsigned n);
+/** The addresses an endpoint's bootstrap listener tries, best first, when
+ *  FI_MRC_BOOTSTRAP_ADDR is not set: the host's (@host, what its name
+ *  resolves to), then the daemon's planes (@name), then 127.0.0.1; loopback
+ *  and zero addresses and repeats left out. IPv4, network order.
+ *  @return the count written to @out (at most @max, 127.0.0.1 always fits
+ *  when @max > 0). */
+MRCFI_HIDDEN unsigned mrcfi_boot_candidates(const uint32_t *host, unsigned n_host, const struct mrcfi_name *name,
+					    uint32_t *out, unsigned max);
 
 /* ep.c */
 MRCFI_HIDDEN int mrcfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 			       struct fid_ep **ep, void *context);
+/** The endpoint object alone: fids, op tables and lists set up, no daemon
+ *  session, heap, listener or thread (mrcfi_ep_open adds them; the unit
+ *  tests use it bare: progress then polls nothing). fi_close frees it.
+ *  @return 0, -FI_EINVAL (not FI_EP_RDM), -FI_ENOMEM. */
+MRCFI_HIDDEN int mrcfi_ep_alloc(struct fid_domain *domain, struct fi_info *info, void *context,
+				struct mrcfi_ep **out);
 MRCFI_HIDDEN void *mrcfi_heap_alloc(struct mrcfi_ep *ep, size_t len, size_t align);
 MRCFI_HIDDEN void mrcfi_heap_free(struct mrcfi_ep *ep, void *p);
+/** A new connection object to @peer in state CONNECTING, with the ring
+ *  geometry of the FI_MRC_* variables; no QP, memory or list membership.
+ *  @return it, or NULL (no memory). */
+MRCFI_HIDDEN struct mrcfi_conn *mrcfi_conn_new(struct mrcfi_ep *ep, const struct mrcfi_name *peer, bool initiator);
 MRCFI_HIDDEN struct mrcfi_conn *mrcfi_conn_get(struct mrcfi_ep *ep, fi_addr_t addr, int *err);
 MRCFI_HIDDEN struct mrcfi_conn *mrcfi_conn_by_qpn(struct mrcfi_ep *ep, uint32_t qpn);
 MRCFI_HIDDEN fi_addr_t mrcfi_conn_src(struct mrcfi_conn *c);
@@ -480,5 +517,8 @@ MRCFI_HIDDEN void mrcfi_op_free(struct mrcfi_ep *ep, struct mrcfi_op *op);
 MRCFI_HIDDEN void mrcfi_op_complete(struct mrcfi_ep *ep, struct mrcfi_op *op);
 MRCFI_HIDDEN ssize_t mrcfi_cancel(fid_t fid, void *context);
 MRCFI_HIDDEN void mrcfi_conn_kick(struct mrcfi_conn *c);
+/** Take the ring message the peer's WriteImm @imm placed in @c's next slot:
+ *  match it, queue it as unexpected, or advance a rendezvous or write. */
+MRCFI_HIDDEN void mrcfi_ring_handle(struct mrcfi_conn *c, uint32_t imm);
 
 #endif

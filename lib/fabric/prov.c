@@ -16,7 +16,6 @@ struct mrcfi_params mrcfi_params = {
 	.heap_mb = 256,
 	.ring_slots = 64,
 	.eager_size = 8192,
-	.boot_addr = "127.0.0.1",
 };
 
 /* Every capability the provider has; FI_READ and FI_ATOMIC never (MRC has
@@ -618,7 +617,8 @@ static void read_params(void)
 			"largest message and RMA write, bytes; at most a quarter of the heap (default: a quarter)");
 	fi_param_define(&mrcfi_prov, "bootstrap_addr", FI_PARAM_STRING,
 			"IPv4 address the endpoint's connection listener binds and puts in its address "
-			"(default %s)", mrcfi_params.boot_addr);
+			"(default: the first this host can bind of what its name resolves to, the daemon's "
+			"plane addresses, 127.0.0.1)");
 
 	if (fi_param_get_str(&mrcfi_prov, "socket", &s) == 0 && s)
 		snprintf(mrcfi_params.socket, sizeof(mrcfi_params.socket), "%s", s);

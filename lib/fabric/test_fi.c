@@ -594,6 +594,29 @@ static void test_peer_gone(void)
 	free(b);
 }
 
+/* The address names the daemon's four planes (memif-pair-configs.sh gives
+ * each an IPv4 address), as fi_av_straddr prints them. */
+static void test_name(const struct published *pi)
+{
+	char s[256];
+	size_t len = sizeof(s);
+	const char *planes = fi_av_straddr(av, pi->name, s, &len) ? strstr(s, ";planes=") : NULL;
+	unsigned n = 0;
+	bool zero = false;
+
+	if (planes) {
+		char copy[256];
+
+		snprintf(copy, sizeof(copy), "%s", planes + strlen(";planes="));
+		for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			n++;
+			zero |= strcmp(t, "0.0.0.0") == 0;
+		}
+	}
+	printf("     address %s\n", planes ? s : "(no planes)");
+	CHECK("fi_getname: the address carries the daemon's 4 plane addresses", n == 4 && !zero);
+}
+
 int main(int argc, char **argv)
 {
 	const char *prov = "mrc";
@@ -619,6 +642,7 @@ int main(int argc, char **argv)
 
 	if (rc)
 		DIE("fi_getname", rc);
+	test_name(&me);
 	if (server) {
 		if (posix_memalign((void **)&rma_buf, 4096, 2 * BIG) != 0)
 			DIE("posix_memalign", -FI_ENOMEM);
