@@ -319,9 +319,15 @@ void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp)
 	if (qp->state == MRCP_QPS_RTS || qp->state == MRCP_QPS_RTR)
 		d = mrcp__req_deadline(e, qp);
 	/* a deadline already due fires at the next tick, never at this same
-	 * instant again: a timer that could not make progress must not spin */
-	if (d != UINT64_MAX && mrcp_time_le(d, e->now))
+	 * instant again: a timer that could not make progress must not spin.
+	 * One already armed to fire sooner stays put: re-arming it on every
+	 * RX burst would push a due timer back a tick per burst, and while
+	 * packets kept coming (bursts less than a tick apart) it never fired */
+	if (d != UINT64_MAX && mrcp_time_le(d, e->now)) {
 		d = e->now + 1024;
+		if (mrcp_timer_armed(&qp->timer) && mrcp_time_lt(qp->timer.deadline, d))
+			return;
+	}
 	if (d == UINT64_MAX)
 		mrcp_timer_cancel(&e->wheel, &qp->timer);
 	else if (!mrcp_timer_armed(&qp->timer) || qp->timer.deadline != d)

@@ -881,6 +881,33 @@ TEST(req, req_on_timer__tail_loss_probe_is_sent_once)
 	fx_fini(&f);
 }
 
+/* engine.c, mrcp__qp_arm: every RX burst re-arms the QP's timer. Was an
+ * engine bug (fixed): a deadline already due was moved to "now + one tick"
+ * on every burst, so while bursts came less than a tick apart the timer
+ * never fired (a receive-only QP never probed its reverse paths, D48). */
+TEST(req, qp_arm__rx_bursts_do_not_push_a_due_timer_back)
+{
+	struct fx f;
+	uint64_t due;
+	unsigned probes = 0;
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	due = T0 + 2 * f.qp->target_qdelay_ns; /* D36, no RTT sample: min_rtt 0 */
+	/* a burst every 500 ns (a NACK for an unsent PSN: ignored, but it
+	 * touches the QP), each followed by a poll at the same instant */
+	for (f.now = due - 2000; f.now < due + 8000 && probes == 0; f.now += 500) {
+		nack(&f, MRCP_NACK_TRIMMED, 7, 0);
+		drain(&f);
+		for (unsigned i = 0; i < f.link.n_out; i++)
+			probes += f.link.out[i].p.bth.opcode == MRCP_OP_PROBE;
+	}
+	ASSERT_EQ(1, probes);
+	ASSERT_LE(f.now, due + 2 * 1024 + 500); /* within a tick or two of due */
+	fx_fini(&f);
+}
+
 /*
  * ENGINE BUG (req.c + ev.c): the per-EV counters ecn, trims and rtos are
  * counted twice per event. req.c increments them itself
