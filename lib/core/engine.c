@@ -375,6 +375,30 @@ uint64_t mrcp_next_deadline(const struct mrcp_engine *e)
 	return d;
 }
 
+/* D65: a call whose earliest timer fell due more than STALL_BASE_RTTS base
+ * RTTs ago means the engine was not running (the host descheduled it): the
+ * stall ends now, and the timers that fell due inside it run again from
+ * here (mrcp__stall_rearm) rather than firing at once. Called before a
+ * call does anything else; a timer already seen late extends the stall it
+ * belongs to without counting another. */
+static void stall_check(struct mrcp_engine *e, uint64_t now_ns)
+{
+	uint64_t due = mrcp_timer_wheel_next(&e->wheel);
+
+	if (due == UINT64_MAX || !mrcp_time_lt(due + STALL_BASE_RTTS * e->cfg.base_rtt_ns, now_ns))
+		return;
+	if (e->stall_end_ns == 0 || !mrcp_time_le(due, e->stall_end_ns))
+		e->c.stalls++;
+	e->stall_end_ns = now_ns;
+}
+
+void mrcp_engine_stalled(struct mrcp_engine *e, uint64_t now_ns)
+{
+	e->now = now_ns;
+	e->c.stalls++;
+	e->stall_end_ns = now_ns;
+}
+
 void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp)
 {
 	if (qp->in_burst)
@@ -488,6 +512,7 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 
 void mrcp_rx_burst(struct mrcp_engine *e, const struct mrcp_rx *pkts, unsigned n, uint64_t now_ns)
 {
+	stall_check(e, now_ns);
 	e->now = now_ns;
 	for (unsigned i = 0; i < n; i++)
 		rx_one(e, &pkts[i]);
@@ -527,6 +552,7 @@ unsigned mrcp_poll(struct mrcp_engine *e, uint64_t now_ns, struct mrcp_tx *out, 
 	unsigned n = 0;
 	uint32_t turns;
 
+	stall_check(e, now_ns);
 	e->now = now_ns;
 	mrcp_timer_wheel_advance(&e->wheel, now_ns, engine_fire, e);
 	while (n < max && e->ctl_head != e->ctl_tail)

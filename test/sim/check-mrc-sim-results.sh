@@ -15,8 +15,9 @@
 #   - the failover figure: MRC's failover_us <= 100 (the target is 50;
 #     docs/simulator.md records the figure over seeds);
 #   - a flapping T0-T1 link (E2): MRC <= 1.1 x healthy;
-#   - link_down with reconvergence blackholes fewer packets than the same
-#     silent blackhole.
+#   - link_down with reconvergence blackholes no more packets than the same
+#     silent blackhole (fewer when discovery outlasts the reconvergence;
+#     since D65 the dead EVs are all retired before it, and they tie).
 #
 #   check-mrc-sim-results.sh MRC_SIM SCENARIO_DIR
 set -eu
@@ -82,7 +83,7 @@ check "failover: MRC back at >= 90% within 100 us" 'f != "" && f != "-" && f <= 
 
 check "flapping link: MRC <= 1.1 x healthy" 'f != "-" && f <= 1.1 * h' \
 	-v f="$(finish p2p-t0t1-flap mrc)" -v h="$(finish p2p-healthy mrc)"
-check "reconvergence: fewer packets blackholed than a silent blackhole" 'r < b' \
+check "reconvergence: no more packets blackholed than a silent blackhole" 'r <= b' \
 	-v r="$(blackholed p2p-t0t1-reconverge mrc)" -v b="$(blackholed p2p-t0t1-link-down mrc)"
 
 [ $fail -eq 0 ] || exit 1
