@@ -460,9 +460,26 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 		rx_write(e, rx);
 		return;
 	}
-	if (rx->trim != MRCP_TRIM_NONE)
+	if (rx->trim != MRCP_TRIM_NONE) {
 		rc = mrcp_pkt_decode_hdr(rx->data, rx->len, &p);
-	else
+		if (rc != 0 && rx->len >= 1 &&
+		    (rx->data[0] == MRCP_OP_WRITE_LAST_IMM || rx->data[0] == MRCP_OP_WRITE_ONLY_IMM)) {
+			/* O5: a switch that trims at the end of RETH takes ImmDt
+			 * with it; what the NACK needs (PSN, EV, stamp) is all
+			 * before it, so read the header as the Write without
+			 * ImmDt, and keep the opcode it came with. Without
+			 * this the trim is a silent loss. */
+			uint8_t hdr[MRCP_DATA_HDR_MAX];
+			size_t n = rx->len < sizeof(hdr) ? rx->len : sizeof(hdr);
+			uint8_t op = rx->data[0];
+
+			memcpy(hdr, rx->data, n);
+			hdr[0] = op == MRCP_OP_WRITE_LAST_IMM ? MRCP_OP_WRITE_LAST : MRCP_OP_WRITE_ONLY;
+			rc = mrcp_pkt_decode_hdr(hdr, n, &p);
+			if (rc == 0)
+				p.bth.opcode = op;
+		}
+	} else
 		rc = mrcp_pkt_decode_rx(rx->data, rx->len, &p);
 	if (rc != 0) {
 		e->c.rx_bad_decode++;
