@@ -957,6 +957,89 @@ TEST(req, req_on_timer__silence_past_the_linear_phase_is_an_rto_round)
 	fx_fini(&f);
 }
 
+/* D65: a call that comes more than four base RTTs after the engine's
+ * earliest timer fell due is a stall of the host: the timers that fell
+ * due in it run again from its end instead of firing at once. */
+TEST(req, stall__a_late_call_runs_the_rto_again_from_the_stall_end)
+{
+	struct fx f;
+	struct mrcp_engine_counters ec;
+	char dlog[256];
+	uint64_t end;
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	/* not run from T0 until well past the RTO (its TLP fell due at 24 us) */
+	end = f.now = T0 + f.qp->T_ns + 100000;
+	drain(&f);
+	mrcp_engine_counters(f.e, &ec);
+	ASSERT_EQ(1, ec.stalls);
+	ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog)));
+	ASSERT_EQ(0, qc(&f).silent_rounds + qc(&f).rto_rounds + qc(&f).probe_tx);
+	ASSERT_U64_EQ(end + f.qp->T_ns, sb(&f, 0)->deadline_ns);
+	/* the tail-loss probe, too, waits its time from the stall's end */
+	f.now = end + 2 * f.qp->target_qdelay_ns - 2048;
+	ASSERT_EQ(0, drain(&f));
+	f.now = end + 2 * f.qp->target_qdelay_ns + 2048;
+	ASSERT_EQ(1, drain(&f));
+	ASSERT_EQ(MRCP_OP_PROBE, f.link.out[0].p.bth.opcode);
+	fx_fini(&f);
+}
+
+/* D65: a host that knows it was not running says so; a lateness below
+ * the engine's own threshold then counts as a stall too. */
+TEST(req, stall__mrcp_engine_stalled_defers_what_fell_due)
+{
+	struct fx f;
+	struct mrcp_engine_counters ec;
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	/* 10 us late for the TLP: not a stall by itself ... */
+	f.now = T0 + 2 * f.qp->target_qdelay_ns + 10000;
+	mrcp_engine_stalled(f.e, f.now); /* ... but the host says it was */
+	ASSERT_EQ(0, drain(&f));
+	mrcp_engine_counters(f.e, &ec);
+	ASSERT_EQ(1, ec.stalls);
+	f.now += 2 * f.qp->target_qdelay_ns + 2048;
+	ASSERT_EQ(1, drain(&f)); /* the TLP, from the stall's end */
+	fx_fini(&f);
+}
+
+/* D65: a suspect whose verdict falls due while the peer is silent waits
+ * and probes (the peer may hold it in its RX queue); the probe's answer,
+ * which covers it, settles it. */
+TEST(req, suspects_due__a_verdict_in_silence_waits_and_probes)
+{
+	struct fx f;
+	char dlog[256];
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	f.now = T0 + 6000;
+	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	f.now = T0 + 12000;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0); /* PSN 0 suspect; then no more SACKs */
+	ASSERT_EQ(1, qc(&f).suspects);
+	advance(&f, T0 + d65_late(&f) + 2048);
+	drain(&f);
+	ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog)));
+	ASSERT_EQ(0, qc(&f).losses);
+	ASSERT_GE(qc(&f).silent_rounds, 1);
+	ASSERT_TRUE(sb(&f, 0)->flags & SB_SUSPECT);
+	/* the peer answers: PSN 0 is not there */
+	f.now += 3000;
+	sack_full(&f, 0xFFFFFF, 2, 0x1, 0x1234, 0, MRCP_VERDICT_NONE, true);
+	ASSERT_EQ(1, qc(&f).losses);
+	drain(&f);
+	ASSERT_EQ(1, n_data(&f, dlog, sizeof(dlog)));
+	fx_fini(&f);
+}
+
 TEST(req, req_on_timer__rto_resends_on_a_fresh_ev_and_retires_the_old_one)
 {
 	struct fx f;
