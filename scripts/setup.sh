@@ -14,6 +14,8 @@ PKGS=(
 	libclang-rt-14-dev
 	# tests: frame decoding, memory checks, namespaces, impairments
 	tshark python3 valgrind iproute2 nftables procps
+	# the libfabric provider (lib/fabric), fi_pingpong, Open MPI over it
+	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
 )
 
 SUDO=""

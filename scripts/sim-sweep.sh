@@ -3,6 +3,8 @@
 # (a message-size sweep: KEY msg_kb) and print MRC and RC side by side, a
 # row per value. The key is replaced wherever the scenario sets it (block
 # or flow style); a key the file does not set is added at the top level.
+# The figures are read from mrc-sim --json; a run whose JSON lacks one is
+# an error row, never a blank column.
 #
 #   scripts/sim-sweep.sh [-b MRC_SIM] [-s SEED] SCENARIO KEY VALUE...
 #   scripts/sim-sweep.sh test/sim/scenarios/p2p-healthy.yaml msg_kb 4 16 64 256
@@ -25,6 +27,22 @@ shift 2
 [ -x "$sim" ] || { echo "sim-sweep.sh: no mrc-sim at $sim (build first, or -b)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+getval=$(cd "$(dirname "$0")/lib" && pwd)/getval.py
+
+# run_cols TRANSPORT: "finish_us gbps" of that run in $tmp/out.json, as
+# mrc-sim's table prints them; fails (reason in $tmp/jerr) on a missing key
+run_cols() {
+	jv() { python3 "$getval" json "$tmp/out.json" "runs[transport=$1].$2" 2>>"$tmp/jerr"; }
+	n=$(jv "$1" flows) && d=$(jv "$1" flows_done) && b=$(jv "$1" bytes_done) || return 1
+	if [ "$d" -eq "$n" ]; then
+		t=$(jv "$1" finish_ns) || return 1
+	else
+		t=$(jv "$1" end_ns) || return 1
+	fi
+	awk -v done="$([ "$d" -eq "$n" ] && echo 1)" -v b="$b" -v t="$t" 'BEGIN {
+		printf "%s %.2f\n", done ? sprintf("%.3f", t / 1000) : "-", t ? b * 8 / t : 0
+	}'
+}
 
 printf '%-12s %12s %10s %12s %10s %8s\n' "$key" "mrc_us" "mrc_gbps" "rc_us" "rc_gbps" "rc/mrc"
 for v in "$@"; do
@@ -38,15 +56,20 @@ if n == 0:
     s = key + ": " + val + "\n" + s
 sys.stdout.write(s)
 PY
-	if ! "$sim" --scenario "$tmp/s.yaml" --seed "$seed" --transport both >"$tmp/out" 2>"$tmp/err"; then
+	if ! "$sim" --scenario "$tmp/s.yaml" --seed "$seed" --transport both --json "$tmp/out.json" \
+		>"$tmp/out" 2>"$tmp/err"; then
 		printf '%-12s %s\n' "$v" "error: $(head -1 "$tmp/err")"
 		continue
 	fi
-	awk -v v="$v" '
-		$1 == "mrc" && $2 ~ /^[0-9]+$/ { mt = ($2 == $3) ? $4 : "-"; mg = $5 }
-		$1 == "rc" && $2 ~ /^[0-9]+$/ { rt = ($2 == $3) ? $4 : "-"; rg = $5 }
-		END {
-			r = (mt != "-" && rt != "-" && mt > 0) ? sprintf("%.2f", rt / mt) : "-"
-			printf "%-12s %12s %10s %12s %10s %8s\n", v, mt, mg, rt, rg, r
-		}' "$tmp/out"
+	# from --json: a run's finish (us, "-" when a flow is unfinished) and
+	# goodput as the table prints them; a missing key is an error row
+	if ! row=$(run_cols mrc) || ! rrow=$(run_cols rc); then
+		printf '%-12s %s\n' "$v" "error: $(tail -1 "$tmp/jerr")"
+		continue
+	fi
+	echo "$row $rrow" | awk -v v="$v" '{
+		mt = $1; mg = $2; rt = $3; rg = $4
+		r = (mt != "-" && rt != "-" && mt > 0) ? sprintf("%.2f", rt / mt) : "-"
+		printf "%-12s %12s %10s %12s %10s %8s\n", v, mt, mg, rt, rg, r
+	}'
 done

@@ -45,7 +45,14 @@ run_suites() {
 	ok=$(awk '/^Ok:/{print $2}' "$log" | tail -1)
 	fail=$(awk '/^Fail:/{print $2}' "$log" | tail -1)
 	to=$(awk '/^Timeout:/{print $2}' "$log" | tail -1)
-	ok=${ok:-0} fail=${fail:-0} to=${to:-0}
+	if [ -z "$ok" ] || [ -z "$fail" ]; then
+		# no summary to count from: that is a failure, not "0 failed"
+		echo "== $name: no 'Ok:'/'Fail:' summary from meson test"
+		total_fail=$((total_fail + 1))
+		status=1
+		return
+	fi
+	to=${to:-0}
 	total_ok=$((total_ok + ok))
 	total_fail=$((total_fail + fail + to))
 	if [ "$rc" -ne 0 ] && [ $((fail + to)) -eq 0 ]; then

@@ -3,7 +3,7 @@
  * a CSV time series.
  *
  *   mrc-sim --scenario file.yaml [--seed N] [--transport mrc|rc|both] [--json out.json]
- *           [--csv out.csv [--bucket-us N]] [--progress]
+ *           [--csv out.csv [--bucket-us N]] [--progress] [--event-queue calendar|heap]
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: mrc-sim --scenario file.yaml [--seed N] [--transport mrc|rc|both] [--json out.json]\n"
-		   "               [--csv out.csv [--bucket-us N]] [--progress]\n");
+		   "               [--csv out.csv [--bucket-us N]] [--progress] [--event-queue calendar|heap]\n");
 }
 
 static double goodput_gbps(const struct sim_result *r)
@@ -136,6 +136,15 @@ static void print_detail(const struct sim_scenario *s, const struct sim_opts *op
 {
 	double fo, from;
 
+	if (r->fct_n != 0)
+		printf("%s fct_us n %u mean %.3f p50 %.3f p99 %.3f max %.3f ideal %.3f max/ideal %.3f%s\n", r->transport,
+		       r->fct_n, (double)r->fct_mean_ns / 1000.0, (double)r->fct_p50_ns / 1000.0,
+		       (double)r->fct_p99_ns / 1000.0, (double)r->fct_max_ns / 1000.0, (double)r->fct_ideal_ns / 1000.0,
+		       r->fct_ideal_ns ? (double)r->fct_max_ns / (double)r->fct_ideal_ns : 0.0,
+		       r->fct_n < r->flows ? " (finished only)" : "");
+	else
+		printf("%s fct_us n 0 ideal %.3f (none finished)\n", r->transport, (double)r->fct_ideal_ns / 1000.0);
+
 	if (failover(s, op, r, &fo, &from)) {
 		if (fo >= 0)
 			printf("%s failover_us %.1f (delivered, mean over 10 us, >= 90%% of %.0f Gb/s left for "
@@ -157,9 +166,10 @@ static void print_detail(const struct sim_scenario *s, const struct sim_opts *op
 			else
 				printf(" %u->%u -", r->flow_src[i], r->flow_dst[i]);
 		}
-		printf("\n%s victim %u->%u goodput_gbps %.2f fair_gbps %.2f ratio %.3f\n", r->transport,
+		printf("\n%s victim %u->%u goodput_gbps %.2f fair_gbps %.2f ratio %.3f senders_jain %.3f\n", r->transport,
 		       r->flow_src[r->n_report - 1], r->flow_dst[r->n_report - 1], r->victim_gbps,
-		       r->victim_fair_gbps, r->victim_fair_gbps > 0 ? r->victim_gbps / r->victim_fair_gbps : 0.0);
+		       r->victim_fair_gbps, r->victim_fair_gbps > 0 ? r->victim_gbps / r->victim_fair_gbps : 0.0,
+		       r->senders_jain);
 	} else if (s->wl == SIM_WL_ALLREDUCE || s->wl == SIM_WL_ALLTOALL) {
 		for (uint32_t k = 0; k < r->steps; k++)
 			printf("%s step %u compute_us %.3f wait_us p50 %.3f max %.3f step_us p50 %.3f max %.3f\n",
@@ -172,8 +182,49 @@ static void print_detail(const struct sim_scenario *s, const struct sim_opts *op
 	}
 }
 
-static void json_detail(FILE *o, const struct sim_scenario *s, const struct sim_result *r)
+static void json_u64_or_null(FILE *o, const char *key, uint64_t v, bool have)
 {
+	if (have)
+		fprintf(o, ", \"%s\": %llu", key, (unsigned long long)v);
+	else
+		fprintf(o, ", \"%s\": null", key);
+}
+
+static void json_detail(FILE *o, const struct sim_scenario *s, const struct sim_opts *op, const struct sim_result *r)
+{
+	double fo, from;
+
+	/* the failover figure of the text report, null when never back */
+	if (failover(s, op, r, &fo, &from)) {
+		if (fo >= 0)
+			fprintf(o, ", \"failover_us\": %.1f", fo);
+		else
+			fprintf(o, ", \"failover_us\": null");
+		fprintf(o, ", \"failure_at_us\": %.1f", from);
+	}
+	if (r->evdrop_ev)
+		fprintf(o, ", \"ev_drop\": {\"ev\": %u, \"state\": \"%s\", \"transitions\": %llu, "
+			   "\"backups_promoted\": %u}", r->evdrop_ev, ev_state_name(r->evdrop_state),
+			(unsigned long long)r->evdrop_trans, r->evdrop_promoted);
+	fprintf(o, ", \"fct_ns\": {\"n\": %u", r->fct_n);
+	json_u64_or_null(o, "mean", r->fct_mean_ns, r->fct_n != 0);
+	json_u64_or_null(o, "p50", r->fct_p50_ns, r->fct_n != 0);
+	json_u64_or_null(o, "p99", r->fct_p99_ns, r->fct_n != 0);
+	json_u64_or_null(o, "max", r->fct_max_ns, r->fct_n != 0);
+	fprintf(o, ", \"ideal\": %llu}", (unsigned long long)r->fct_ideal_ns);
+	fprintf(o, ", \"memory\": {\"hosts\": %u, \"qps\": %u, \"engine_bytes\": %llu, \"qp_bytes\": %llu, "
+		   "\"sim_bytes\": %llu, \"per_host_bytes\": %llu, \"per_qp_bytes\": %llu}",
+		s->hosts, r->mem_qps, (unsigned long long)r->mem_engine_bytes, (unsigned long long)r->mem_qp_bytes,
+		(unsigned long long)r->mem_sim_bytes,
+		(unsigned long long)((r->mem_engine_bytes + r->mem_qp_bytes + r->mem_sim_bytes) / s->hosts),
+		(unsigned long long)(r->mem_qps ? r->mem_qp_bytes / r->mem_qps : 0));
+	if (s->wl == SIM_WL_PERMUTATION) {
+		/* host i writes to flow_dst[i] (the first SIM_MAX_REPORT) */
+		fprintf(o, ", \"flow_dst\": [");
+		for (uint32_t i = 0; i < r->n_report; i++)
+			fprintf(o, "%s%u", i ? ", " : "", r->flow_dst[i]);
+		fprintf(o, "]");
+	}
 	if (s->wl != SIM_WL_INCAST && s->wl != SIM_WL_ALLREDUCE && s->wl != SIM_WL_ALLTOALL)
 		return;
 	fprintf(o, ", \"flow_done_ns\": [");
@@ -186,9 +237,9 @@ static void json_detail(FILE *o, const struct sim_scenario *s, const struct sim_
 	fprintf(o, "]");
 	if (s->wl == SIM_WL_INCAST) {
 		fprintf(o, ", \"victim_src\": %u, \"victim_dst\": %u, \"victim_goodput_gbps\": %.3f, "
-			   "\"victim_fair_gbps\": %.3f, \"victim_fair_ratio\": %.4f",
+			   "\"victim_fair_gbps\": %.3f, \"victim_fair_ratio\": %.4f, \"senders_jain\": %.4f",
 			r->flow_src[r->n_report - 1], r->flow_dst[r->n_report - 1], r->victim_gbps, r->victim_fair_gbps,
-			r->victim_fair_gbps > 0 ? r->victim_gbps / r->victim_fair_gbps : 0.0);
+			r->victim_fair_gbps > 0 ? r->victim_gbps / r->victim_fair_gbps : 0.0, r->senders_jain);
 		return;
 	}
 	fprintf(o, ", \"steps\": [");
@@ -251,7 +302,8 @@ static void json_string(FILE *o, const char *v)
 	fputc('"', o);
 }
 
-static int write_json(const char *path, const struct sim_scenario *s, const struct sim_result *r, unsigned n)
+static int write_json(const char *path, const struct sim_scenario *s, const struct sim_opts *op,
+		      const struct sim_result *r, unsigned n)
 {
 	FILE *o = fopen(path, "w");
 
@@ -291,7 +343,7 @@ static int write_json(const char *path, const struct sim_scenario *s, const stru
 		for (uint32_t k = 0; k < s->planes; k++)
 			fprintf(o, "%s%llu", k ? ", " : "", (unsigned long long)r[i].evs_out_plane[k]);
 		fputc(']', o);
-		json_detail(o, s, &r[i]);
+		json_detail(o, s, op, &r[i]);
 		fputc('}', o);
 	}
 	fprintf(o, "\n  ]\n}\n");
@@ -301,6 +353,7 @@ static int write_json(const char *path, const struct sim_scenario *s, const stru
 int main(int argc, char **argv)
 {
 	const char *scen = NULL, *json = NULL, *tp = "both", *seed = NULL, *csv = NULL, *bucket = NULL;
+	const char *evq = "calendar";
 	struct sim_opts op = {0};
 	struct sim_scenario s;
 	struct sim_result r[2];
@@ -325,7 +378,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--progress")) {
 			op.progress = true;
 			continue;
-		}
+		} else if (!strcmp(argv[i], "--event-queue"))
+			dst = &evq;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return 0;
@@ -366,6 +420,11 @@ int main(int argc, char **argv)
 	}
 	if ((csv != NULL || (s.wl == SIM_WL_P2P && s.n_failures > 0)) && op.bucket_ns == 0)
 		op.bucket_ns = 10000; /* 10 us; p2p failures: the failover figure */
+	if (strcmp(evq, "calendar") && strcmp(evq, "heap")) {
+		fprintf(stderr, "mrc-sim: --event-queue must be calendar or heap\n");
+		return 2;
+	}
+	op.heap_queue = !strcmp(evq, "heap");
 	if (!strcmp(tp, "mrc") || !strcmp(tp, "both"))
 		modes[n++] = MRCP_MODE_MRC;
 	if (!strcmp(tp, "rc") || !strcmp(tp, "both"))
@@ -388,6 +447,15 @@ int main(int argc, char **argv)
 				r[i].cpu_s > 0 ? (double)r[i].events / r[i].cpu_s / 1e6 : 0.0,
 				r[i].cpu_s > 0 ? (double)r[i].hop_events / r[i].cpu_s / 1e6 : 0.0,
 				(double)r[i].peak_rss_kb / 1024.0);
+		if (op.progress)
+			fprintf(stderr, "mrc-sim: %s: memory %.1f KiB per host (engines %.1f, their %u QPs %.1f, "
+					"simulator %.1f), %.1f KiB per QP; peak RSS %.1f MiB\n",
+				r[i].transport,
+				(double)(r[i].mem_engine_bytes + r[i].mem_qp_bytes + r[i].mem_sim_bytes) / s.hosts / 1024.0,
+				(double)r[i].mem_engine_bytes / s.hosts / 1024.0, r[i].mem_qps,
+				(double)r[i].mem_qp_bytes / s.hosts / 1024.0, (double)r[i].mem_sim_bytes / s.hosts / 1024.0,
+				r[i].mem_qps ? (double)r[i].mem_qp_bytes / r[i].mem_qps / 1024.0 : 0.0,
+				(double)r[i].peak_rss_kb / 1024.0);
 	}
 	for (unsigned i = 0; i < n; i++)
 		print_detail(&s, &op, &r[i]);
@@ -404,7 +472,7 @@ int main(int argc, char **argv)
 			       "held back, %llu events dropped\n",
 			       r[i].transport, (unsigned long long)r[i].ctl_dropped,
 			       (unsigned long long)r[i].cq_overflow, (unsigned long long)r[i].events_dropped);
-	if (json != NULL && write_json(json, &s, r, n) != 0)
+	if (json != NULL && write_json(json, &s, &op, r, n) != 0)
 		return 1;
 	if (csv != NULL && write_csv(csv, &op, r, n) != 0)
 		return 1;

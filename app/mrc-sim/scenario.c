@@ -175,6 +175,12 @@ static void load_workload(struct ctx *c, const yaml_node_t *m, struct sim_scenar
 			get_u32(c, v, 2, 4096, &s->ranks);
 		} else if (!strcmp(key, "steps")) {
 			get_u32(c, v, 1, SIM_MAX_STEPS, &s->steps);
+		} else if (!strcmp(key, "mapping")) {
+			const char *t = scalar(c, v);
+			if (t && (!strcmp(t, "shift") || !strcmp(t, "random")))
+				s->perm_random = !strcmp(t, "random");
+			else if (t)
+				err(c, v, "mapping must be shift or random", t);
 		} else if (!strcmp(key, "shared_qps")) {
 			get_bool(c, v, &s->shared_qps);
 		} else if (!strcmp(key, "compute_us")) {
@@ -203,7 +209,7 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 	bool have_kind = false, have_at = false, have_plane = false, have_loss = false, have_factor = false;
 	bool have_dir = false, is_link, is_switch;
 
-	f->plane = f->t0 = f->t1 = f->host = -1;
+	f->plane = f->t0 = f->t1 = f->host = f->pod = f->t2 = -1;
 	f->factor = 1.0;
 	if (m->type != YAML_MAPPING_NODE) {
 		err(c, m, "failure: expected a mapping", NULL);
@@ -240,10 +246,12 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 			get_u32(c, v, 0, MRCP_MAX_PORTS - 1, &x);
 			f->plane = (int)x;
 			have_plane = true;
-		} else if (!strcmp(key, "t0") || !strcmp(key, "t1") || !strcmp(key, "host")) {
+		} else if (!strcmp(key, "t0") || !strcmp(key, "t1") || !strcmp(key, "t2") || !strcmp(key, "host") ||
+			   !strcmp(key, "pod")) {
 			x = 0;
 			get_u32(c, v, 0, 65535, &x);
-			*(key[0] == 'h' ? &f->host : key[1] == '0' ? &f->t0 : &f->t1) = (int)x;
+			*(key[0] == 'h' ? &f->host : key[0] == 'p' ? &f->pod : key[1] == '0' ? &f->t0 :
+			  key[1] == '1' ? &f->t1 : &f->t2) = (int)x;
 		} else if (!strcmp(key, "loss_pct")) {
 			get_double(c, v, 0, 100, &f->loss_pct);
 			have_loss = true;
@@ -289,11 +297,13 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 				  "no plane or link", NULL);
 	} else if (!have_plane)
 		err(c, m, "failure needs plane", NULL);
-	else if (is_switch && ((f->t0 >= 0) == (f->t1 >= 0) || f->host >= 0))
+	else if (is_switch && ((f->t0 >= 0) == (f->t1 >= 0) || f->host >= 0 || f->pod >= 0 || f->t2 >= 0))
 		err(c, m, "switch_down and switch_blackhole need exactly one of t0, t1", NULL);
 	else if (is_link &&
-		 !((f->t0 >= 0 && f->t1 >= 0 && f->host < 0) || (f->host >= 0 && f->t0 < 0 && f->t1 < 0)))
-		err(c, m, "a link is t0 + t1, or host", NULL);
+		 !((f->t0 >= 0 && f->t1 >= 0 && f->host < 0 && f->pod < 0 && f->t2 < 0) ||
+		   (f->host >= 0 && f->t0 < 0 && f->t1 < 0 && f->pod < 0 && f->t2 < 0) ||
+		   (f->pod >= 0 && f->t1 >= 0 && f->t2 >= 0 && f->t0 < 0 && f->host < 0)))
+		err(c, m, "a link is t0 + t1, host, or pod + t1 + t2", NULL);
 	else if (f->kind == SIM_FAIL_GRAY && !have_loss)
 		err(c, m, "gray needs loss_pct", NULL);
 	else if (f->kind == SIM_FAIL_SLOW && !have_factor)
@@ -313,7 +323,7 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 /* Cross-key checks, after the whole file is read. */
 static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario *s)
 {
-	uint32_t T0;
+	uint32_t T0, pods;
 
 	if (s->dst == UINT32_MAX)
 		s->dst = s->hosts - 1;
@@ -334,6 +344,8 @@ static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario
 	if ((s->wl == SIM_WL_ALLREDUCE || s->wl == SIM_WL_ALLTOALL) &&
 	    s->bytes < (uint64_t)(s->ranks ? s->ranks : s->hosts) * s->qps)
 		err(c, root, "a collective needs bytes >= ranks x qps (a chunk per QP)", NULL);
+	if (s->perm_random && s->wl != SIM_WL_PERMUTATION)
+		err(c, root, "mapping is for permutation only", NULL);
 	if (s->shared_qps && s->wl != SIM_WL_ALLTOALL)
 		err(c, root, "shared_qps is for alltoall only", NULL);
 	if ((s->ev_active && s->ev_active % s->planes) || (s->ev_backup != UINT32_MAX && s->ev_backup % s->planes))
@@ -343,12 +355,16 @@ static void validate(struct ctx *c, const yaml_node_t *root, struct sim_scenario
 	if (s->msg_kb * 1024ull > (1ull << 31))
 		err(c, root, "msg_kb: a Write is at most 2 GiB", NULL);
 	T0 = s->hosts_per_t0 ? (s->hosts + s->hosts_per_t0 - 1) / s->hosts_per_t0 : 0;
+	pods = s->t0_per_pod ? (T0 + s->t0_per_pod - 1) / s->t0_per_pod : 1;
 	for (unsigned i = 0; i < s->n_failures; i++) {
 		const struct sim_failure *f = &s->failures[i];
 		if ((f->plane >= 0 && (uint32_t)f->plane >= s->planes) || (f->t0 >= 0 && (uint32_t)f->t0 >= T0) ||
 		    (f->t1 >= 0 && (uint32_t)f->t1 >= s->t1_per_plane) ||
-		    (f->host >= 0 && (uint32_t)f->host >= s->hosts))
+		    (f->host >= 0 && (uint32_t)f->host >= s->hosts) ||
+		    (f->pod >= 0 && (uint32_t)f->pod >= pods) || (f->t2 >= 0 && (uint32_t)f->t2 >= s->t2_per_plane))
 			err(c, root, "a failure names a plane, switch or host outside the topology", NULL);
+		if (f->t2 >= 0 && s->t2_per_plane == 0)
+			err(c, root, "a T1-T2 link (pod + t1 + t2) needs three tiers", NULL);
 		if (f->kind == SIM_FAIL_EV_DROP && f->flow >= sim_scenario_flows(s))
 			err(c, root, "ev_drop names a flow the workload does not have", NULL);
 		if (s->t0_per_pod && (f->kind == SIM_FAIL_SWITCH_DOWN || f->kind == SIM_FAIL_SWITCH_BLACKHOLE))
@@ -393,7 +409,7 @@ int sim_scenario_load(const char *path, struct sim_scenario *s)
 		if (!strcmp(key, "seed"))
 			get_u64(&c, v, 0, UINT64_MAX, &s->seed);
 		else if (!strcmp(key, "hosts"))
-			get_u32(&c, v, 2, 4096, &s->hosts);
+			get_u32(&c, v, 2, 65536, &s->hosts);
 		else if (!strcmp(key, "planes"))
 			get_u32(&c, v, 1, MRCP_MAX_PORTS, &s->planes);
 		else if (!strcmp(key, "hosts_per_t0"))

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <sys/resource.h>
 
+#include "mrcp_calq.h"
 #include "mrcp_heap.h"
 #include "mrcp_prng.h"
 #include "sim.h"
@@ -20,6 +21,7 @@
 #define DSCP_CONTROL 46u
 /* §2.1: a trim keeps BTH + METH + TSETH + RETH (12 + 4 + 4 + 16). */
 #define TRIM_KEEP 36u
+#define SIM_IDEAL_MTU 4096u        /* the engines' payload MTU (engine default) */
 
 /* Where a packet is when its hop event fires. */
 enum hop { HOP_T0_SRC = 0, HOP_T1, HOP_T0_DST, HOP_HOST, HOP_T2, HOP_T1_DN };
@@ -105,11 +107,14 @@ struct sim {
 	const struct sim_opts *o;
 	struct sim_result *r;
 	uint32_t ts_cap;          /* buckets allocated in r->ts_* */
+	uint64_t pkts_made;       /* struct pkt allocated (the pool's high water) */
 	struct mrcp_prng prng;    /* ECN marks */
 	struct mrcp_prng fprng;   /* failure losses (gray, ev_drop): ECN draws stay put */
 	uint64_t ecmp_salt;
 	uint64_t now_ps;
-	struct mrcp_heap evq;      /* storage grown by push() */
+	bool heap_queue;          /* the event queue is the heap, not the calendar */
+	struct mrcp_heap evq;      /* --event-queue heap: storage grown by push() */
+	struct mrcp_calq calq;     /* the default event queue */
 	struct pkt *free_pkts;
 	uint32_t H, P, T0, T1;
 	uint32_t pods, T1tot, T2;  /* three tiers; two tiers: 1 pod, T1tot = T1, no T2 */
@@ -124,6 +129,8 @@ struct sim {
 	struct queue *dn2;        /* [P][T2][T1tot]: T2 -> T1 */
 	uint8_t *rt_ok;           /* [P][T0][T1]: routing uses the T0-T1 link */
 	uint32_t *rt_bad;         /* [P]: links routing does not use */
+	uint8_t *rt2_ok;          /* [P][T1tot][T2]: routing uses the T1-T2 link */
+	uint32_t *rt2_bad;        /* [P]: T1-T2 links routing does not use */
 	bool *port_down;          /* [P][H]: the host's engine was told its link is down */
 	unsigned n_evdrop;
 	struct evdrop {
@@ -135,6 +142,7 @@ struct sim {
 	struct host *hosts;
 	struct flow *flows;
 	uint32_t n_flows;
+	uint32_t *host_flows;     /* [H]: flows each host sends or receives */
 	struct simqp *qps;
 	uint32_t n_qps;
 	struct rank *ranks;       /* collectives: [R] */
@@ -217,6 +225,13 @@ static void push(struct sim *s, uint64_t t_ps, uint8_t kind, uint32_t arg, struc
 		ev.val.ptr = p;
 	else
 		ev.val.u64 = gen;
+	if (!s->heap_queue) {
+		if (mrcp_calq_push(&s->calq, &ev) != 0) {
+			fprintf(stderr, "mrc-sim: out of memory\n");
+			exit(2);
+		}
+		return;
+	}
 	if (mrcp_heap_push(&s->evq, &ev) == 0)
 		return;
 	/* full: double the storage (the heap keeps its order in it) */
@@ -229,6 +244,16 @@ static void push(struct sim *s, uint64_t t_ps, uint8_t kind, uint32_t arg, struc
 	}
 	mrcp_heap_resize(&s->evq, h, cap);
 	(void)mrcp_heap_push(&s->evq, &ev);
+}
+
+static bool pop(struct sim *s, struct mrcp_heap_ent *ev)
+{
+	return s->heap_queue ? mrcp_heap_pop(&s->evq, ev) : mrcp_calq_pop(&s->calq, ev);
+}
+
+static uint64_t queued(const struct sim *s)
+{
+	return s->heap_queue ? s->evq.n : s->calq.n;
 }
 
 static uint64_t loss_thresh(double pct)
@@ -250,6 +275,7 @@ static struct pkt *pkt_alloc(struct sim *s)
 		s->free_pkts = p->next;
 	} else {
 		p = malloc(sizeof(*p));
+		s->pkts_made++;
 		if (p == NULL) {
 			fprintf(stderr, "mrc-sim: out of memory\n");
 			exit(2);
@@ -390,14 +416,32 @@ static uint32_t ecmp(const struct sim *s, const struct pkt *p, uint32_t st0, uin
 /* Three tiers: the T2 a T1 sends a packet to another pod through, by a
  * hash of the flow and EV (another salt than the T0's), or with source
  * routing the EV's bits 15:8. Two tiers never ask. */
-static uint32_t ecmp2(const struct sim *s, const struct pkt *p)
+static uint32_t t1_of(const struct sim *s, uint32_t t0, uint32_t k);
+
+static uint32_t ecmp2(const struct sim *s, const struct pkt *p, uint32_t st0, uint32_t dt0)
 {
 	if (s->sc->source_routed)
 		return ((p->ev >> 8) & 0xffu) % s->T2;
 	uint64_t k = (uint64_t)p->ev ^ ((uint64_t)p->plane << 40) ^ ((uint64_t)p->t1 << 48);
 	uint64_t h = mix64(mix64(k ^ s->ecmp_salt ^ 0x72ull) ^ ((uint64_t)p->src << 32 | p->dst));
+	uint32_t t2 = (uint32_t)(h % s->T2), n = 0, pick;
+	/* once routing has withdrawn T1-T2 links (link_down + reconverge_ms),
+	 * a T2 the source's T1 or the destination's cannot use is skipped, as
+	 * the T0 does with T1s (resilient hashing) */
+	const uint8_t *rs = &s->rt2_ok[(p->plane * s->T1tot + t1_of(s, st0, p->t1)) * s->T2];
+	const uint8_t *rd = &s->rt2_ok[(p->plane * s->T1tot + t1_of(s, dt0, p->t1)) * s->T2];
 
-	return (uint32_t)(h % s->T2);
+	if (s->rt2_bad[p->plane] == 0 || (rs[t2] && rd[t2]))
+		return t2;
+	for (uint32_t i = 0; i < s->T2; i++)
+		n += rs[i] && rd[i];
+	if (n == 0)
+		return t2;
+	pick = (uint32_t)((h / s->T2) % n);
+	for (uint32_t i = 0; i < s->T2; i++)
+		if (rs[i] && rd[i] && pick-- == 0)
+			return i;
+	return t2;
 }
 
 /* The global index of T1 @k of @t0's pod. */
@@ -424,7 +468,7 @@ static void hop(struct sim *s, struct pkt *p)
 	case HOP_T1:
 		if (s->pods > 1 && st0 / s->sc->t0_per_pod != dt0 / s->sc->t0_per_pod) {
 			/* up to the T2 tier: another pod */
-			p->t2 = (uint16_t)ecmp2(s, p);
+			p->t2 = (uint16_t)ecmp2(s, p, st0, dt0);
 			enqueue(s, &s->up2[(P * s->T1tot + t1_of(s, st0, p->t1)) * s->T2 + p->t2], p, HOP_T2);
 			break;
 		}
@@ -800,11 +844,18 @@ static void host_service(struct sim *s, uint32_t h)
 
 /* ---- failures ------------------------------------------------------------------- */
 
-/* The two queues of a link (host-T0, or T0-T1 of plane P). */
-static void link_queues(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, struct queue **a,
+/* The two queues of a link of plane P: host-T0 (@host), T0-T1 (@t0, and
+ * @t1 within the T0's pod) or, with three tiers, T1-T2 (@t2, with @t1 in
+ * pod @t0). */
+static void link_queues(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, int t2, struct queue **a,
 			struct queue **b)
 {
-	if (host >= 0) {
+	if (t2 >= 0) {
+		uint32_t g = t0 * s->T1 + t1; /* t0 is the pod */
+
+		*a = &s->up2[(P * s->T1tot + g) * s->T2 + (uint32_t)t2];
+		*b = &s->dn2[(P * s->T2 + (uint32_t)t2) * s->T1tot + g];
+	} else if (host >= 0) {
 		*a = &s->nic[P * s->H + (uint32_t)host];
 		*b = &s->dnh[P * s->H + (uint32_t)host];
 	} else {
@@ -817,12 +868,12 @@ static void link_queues(struct sim *s, uint32_t P, int host, uint32_t t0, uint32
  * nothing else changes. Otherwise up means healthy again (no loss, full
  * rate), Otherwise routing learns of a T0-T1 change reconverge_ms later,
  * and a host's NIC sees its own link change at once (D50). */
-static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, bool up, bool silent,
+static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, int t2, bool up, bool silent,
 		       int dir)
 {
 	struct queue *a, *b;
 
-	link_queues(s, P, host, t0, t1, &a, &b);
+	link_queues(s, P, host, t0, t1, t2, &a, &b);
 	if (dir != 2)
 		a->up = up;
 	if (dir != 1)
@@ -833,7 +884,10 @@ static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_
 	}
 	if (silent)
 		return;
-	if (host < 0) {
+	if (t2 >= 0) {
+		push(s, s->now_ps + s->sc->reconverge_ns * PS_PER_NS, EVK_ROUTE,
+		     (P * s->T1tot + t0 * s->T1 + t1) * s->T2 + (uint32_t)t2, NULL, 2u | up);
+	} else if (host < 0) {
 		push(s, s->now_ps + s->sc->reconverge_ns * PS_PER_NS, EVK_ROUTE, (P * s->T0 + t0) * s->T1 + t1,
 		     NULL, up);
 	} else if (s->port_down[P * s->H + (uint32_t)host] == up) {
@@ -843,10 +897,21 @@ static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_
 	}
 }
 
-static void route_change(struct sim *s, uint32_t link, bool up)
+/* Routing learns of a link change: @core, a T1-T2 link. */
+static void route_change(struct sim *s, uint32_t link, bool up, bool core)
 {
-	uint32_t P = link / (s->T0 * s->T1);
+	uint32_t P = core ? link / (s->T1tot * s->T2) : link / (s->T0 * s->T1);
 
+	if (core) {
+		if (s->rt2_ok[link] == up)
+			return;
+		s->rt2_ok[link] = up;
+		if (up)
+			s->rt2_bad[P]--;
+		else
+			s->rt2_bad[P]++;
+		return;
+	}
 	if (s->rt_ok[link] == up)
 		return;
 	s->rt_ok[link] = up;
@@ -877,18 +942,20 @@ static void ev_drop_start(struct sim *s, const struct sim_failure *f)
 static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
 {
 	const struct sim_failure *f = &s->sc->failures[idx];
-	uint32_t P = (uint32_t)f->plane, t0 = (uint32_t)f->t0, t1 = (uint32_t)f->t1;
+	uint32_t P = (uint32_t)f->plane, t1 = (uint32_t)f->t1;
+	/* a T1-T2 link names its T1 by pod and index */
+	uint32_t t0 = f->t2 >= 0 ? (uint32_t)f->pod : (uint32_t)f->t0;
 	struct queue *a, *b;
 
 	switch (f->kind) {
 	case SIM_FAIL_LINK_DOWN:
 	case SIM_FAIL_LINK_UP:
 	case SIM_FAIL_BLACKHOLE:
-		link_state(s, P, f->host, t0, t1, f->kind == SIM_FAIL_LINK_UP, f->kind == SIM_FAIL_BLACKHOLE, f->dir);
+		link_state(s, P, f->host, t0, t1, f->t2, f->kind == SIM_FAIL_LINK_UP, f->kind == SIM_FAIL_BLACKHOLE, f->dir);
 		break;
 	case SIM_FAIL_GRAY:
 	case SIM_FAIL_SLOW:
-		link_queues(s, P, f->host, t0, t1, &a, &b);
+		link_queues(s, P, f->host, t0, t1, f->t2, &a, &b);
 		if (f->kind == SIM_FAIL_GRAY)
 			a->loss_thresh = b->loss_thresh = loss_thresh(f->loss_pct);
 		else
@@ -899,7 +966,7 @@ static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
 		uint64_t half = f->period_ns / 2, end = f->at_ns + f->duration_ns;
 		uint64_t tk = f->at_ns + gen * half, next = tk + half;
 
-		link_state(s, P, f->host, t0, t1, tk >= end || (gen & 1), true, 0);
+		link_state(s, P, f->host, t0, t1, f->t2, tk >= end || (gen & 1), true, 0);
 		if (tk < end)
 			push(s, (next < end ? next : end) * PS_PER_NS, EVK_FAIL, idx, NULL, gen + 1);
 		break;
@@ -910,12 +977,12 @@ static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
 
 		if (f->t0 >= 0) {
 			for (uint32_t k = 0; k < s->T1; k++)
-				link_state(s, P, -1, t0, k, false, silent, 0);
+				link_state(s, P, -1, t0, k, -1, false, silent, 0);
 			for (uint32_t h = t0 * s->sc->hosts_per_t0; h < (t0 + 1) * s->sc->hosts_per_t0 && h < s->H; h++)
-				link_state(s, P, (int)h, 0, 0, false, silent, 0);
+				link_state(s, P, (int)h, 0, 0, -1, false, silent, 0);
 		} else {
 			for (uint32_t k = 0; k < s->T0; k++)
-				link_state(s, P, -1, k, t1, false, silent, 0);
+				link_state(s, P, -1, k, t1, -1, false, silent, 0);
 		}
 		break;
 	}
@@ -948,20 +1015,19 @@ static int setup_engines(struct sim *s)
 		mrcp_engine_config_defaults(&ec);
 		ec.seed = mix64(sc->seed ^ mix64(h + 1));
 		ec.n_ports = (uint8_t)s->P;
-		/* an all-to-all engine has 2(R - 1) QPs per `qps` (one to and
-		 * one from every other rank), R - 1 with shared_qps */
-		if (sc->wl == SIM_WL_ALLTOALL && sc->shared_qps)
-			ec.max_qps = ((sc->ranks ? sc->ranks : s->H) - 1) * sc->qps;
-		else if (sc->wl == SIM_WL_ALLTOALL)
-			ec.max_qps = 2 * (sim_scenario_flows(sc) / s->H + 1) * sc->qps;
-		else
-			ec.max_qps = 2 * sim_scenario_flows(sc) * sc->qps;
-		if (ec.max_qps < 256)
-			ec.max_qps = 256;
+		/* room for the host's own QPs and peers: qps per flow it sends
+		 * or receives (with shared_qps the two flows of a pair of ranks
+		 * share them), a peer per flow */
+		ec.max_qps = s->host_flows[h] * sc->qps / (sc->shared_qps ? 2 : 1);
+		if (ec.max_qps < 4)
+			ec.max_qps = 4;
 		if (ec.max_qps > 65536)
 			ec.max_qps = 65536;
-		if (ec.max_peers < s->H)
-			ec.max_peers = s->H;
+		ec.max_peers = s->host_flows[h] < s->H ? s->host_flows[h] : s->H;
+		if (ec.max_peers == 0)
+			ec.max_peers = 1;
+		ec.max_mrs = 1; /* the shared Write region */
+		ec.timer_slots = 256; /* 262 us a round: few timers per engine */
 		for (uint32_t p = 0; p < s->P; p++) {
 			ec.port_bps[p] = s->rate_bps;
 			ec.port_addr[p] = host_addr(h, p);
@@ -1005,10 +1071,50 @@ static int setup_engines(struct sim *s)
 	return 0;
 }
 
-static int setup_flows(struct sim *s)
+/* permutation: host i writes to (i + H/2) mod H (mapping: shift), or to
+ * the i-th entry of a random permutation of the hosts with no fixed point
+ * (mapping: random), drawn from a generator of its own seeded by the seed,
+ * so the other draws do not move. */
+static void permutation_map(struct sim *s)
+{
+	struct mrcp_prng g;
+	uint32_t *to = xcalloc(s->H, sizeof(uint32_t));
+
+	for (uint32_t i = 0; i < s->H; i++)
+		to[i] = (i + s->H / 2) % s->H;
+	if (s->sc->perm_random) {
+		mrcp_prng_seed(&g, mix64(s->sc->seed ^ 0x9E4Dull));
+		for (uint32_t i = 0; i < s->H; i++)
+			to[i] = i;
+		for (uint32_t i = s->H; i > 1; i--) {
+			uint32_t j = mrcp_prng_below(&g, i), t = to[i - 1];
+
+			to[i - 1] = to[j];
+			to[j] = t;
+		}
+		/* a fixed point swaps with its successor's destination: neither
+		 * is fixed after, and the ones before stay as they were */
+		for (uint32_t i = 0; i < s->H; i++) {
+			if (to[i] == i) {
+				uint32_t k = (i + 1) % s->H, t = to[i];
+
+				to[i] = to[k];
+				to[k] = t;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < s->H; i++) {
+		s->flows[i].src = i;
+		s->flows[i].dst = to[i];
+	}
+	free(to);
+}
+
+/* The workload's flows (source and destination hosts) and, for a
+ * collective, its ranks: before the engines, which are sized by them. */
+static int plan_flows(struct sim *s)
 {
 	const struct sim_scenario *sc = s->sc;
-	uint64_t msg = (uint64_t)sc->msg_kb * 1024;
 
 	if (sc->wl == SIM_WL_P2P) {
 		s->n_flows = 1;
@@ -1064,11 +1170,17 @@ static int setup_flows(struct sim *s)
 	} else {
 		s->n_flows = s->H;
 		s->flows = xcalloc(s->H, sizeof(*s->flows));
-		for (uint32_t i = 0; i < s->H; i++) {
-			s->flows[i].src = i;
-			s->flows[i].dst = (i + s->H / 2) % s->H;
-		}
+		permutation_map(s);
 	}
+	return 0;
+}
+
+/* Every flow's QPs, connected, and the first Writes posted. */
+static int setup_flows(struct sim *s)
+{
+	const struct sim_scenario *sc = s->sc;
+	uint64_t msg = (uint64_t)sc->msg_kb * 1024;
+
 	s->n_qps = s->n_flows * sc->qps;
 	s->qps = xcalloc(s->n_qps, sizeof(*s->qps));
 	for (uint32_t fi = 0; fi < s->n_flows; fi++) {
@@ -1149,6 +1261,146 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* Wire bytes of @len payload bytes sent as Writes of at most @msg bytes:
+ * every packet carries headers (BTH, METH, TSETH, RETH: 36 B) and the frame
+ * (SIM_WIRE_OVERHEAD). */
+static uint64_t wire_of(uint64_t len, uint64_t msg)
+{
+	uint64_t full = len / msg, rest = len % msg;
+	uint64_t pk_full = (msg + SIM_IDEAL_MTU - 1) / SIM_IDEAL_MTU, pk_rest = (rest + SIM_IDEAL_MTU - 1) / SIM_IDEAL_MTU;
+
+	return len + (full * pk_full + pk_rest) * (TRIM_KEEP + SIM_WIRE_OVERHEAD);
+}
+
+/* Links between two hosts: 2 under one T0, 4 through a T1, 6 through a T2. */
+static uint32_t path_links(const struct sim *s, uint32_t a, uint32_t b)
+{
+	uint32_t t0a = a / s->sc->hosts_per_t0, t0b = b / s->sc->hosts_per_t0;
+
+	if (t0a == t0b)
+		return 2;
+	if (s->pods > 1 && t0a / s->sc->t0_per_pod != t0b / s->sc->t0_per_pod)
+		return 6;
+	return 4;
+}
+
+/* A host's rate for a unit of @qps QPs: every plane for MRC; for RC one
+ * plane per QP (each keeps one EV), at most every plane. */
+static uint64_t host_rate(const struct sim *s, uint32_t qps)
+{
+	return s->rate_bps * (s->mode == MRCP_MODE_RC && qps < s->P ? qps : s->P);
+}
+
+/* The ideal completion time of a flow of @bytes from @a to @b, ps: alone on
+ * an idle fabric, its wire bytes at the host's rate (host_rate), the first
+ * packet stored and forwarded on every link and propagated there and back
+ * (the last SACK's way home). */
+static uint64_t ideal_ps(const struct sim *s, uint32_t a, uint32_t b, uint64_t bytes)
+{
+	uint64_t host_bps = host_rate(s, s->sc->qps), msg = (uint64_t)s->sc->msg_kb * 1024;
+	uint64_t first = (bytes < SIM_IDEAL_MTU ? bytes : SIM_IDEAL_MTU) + TRIM_KEEP + SIM_WIRE_OVERHEAD, wire = 0;
+	uint32_t links = path_links(s, a, b);
+
+	for (uint32_t k = 0; k < s->sc->qps; k++)
+		wire += wire_of(bytes / s->sc->qps + (k == s->sc->qps - 1 ? bytes % s->sc->qps : 0), msg);
+	/* in double: bytes x 8e12 overflows 64 bits from 2.3 MB */
+	return (uint64_t)((double)wire * 8e12 / (double)host_bps + (double)(links - 1) * ((double)first * 8e12 /
+		(double)s->rate_bps) + 0.5) + 2 * links * s->delay_ps;
+}
+
+static uint64_t pct(const uint64_t *v, uint32_t n, unsigned per_mille)
+{
+	uint64_t k = ((uint64_t)n * per_mille + 999) / 1000; /* nearest rank */
+
+	return v[k ? k - 1 : 0];
+}
+
+/* The completion-time distribution over the flows (or ranks) that finished,
+ * its ideal (the largest per-unit ideal), and for incast the senders'
+ * fairness. */
+static void collect_fct(struct sim *s)
+{
+	struct sim_result *r = s->r;
+	uint32_t n = 0, units = s->R ? s->R : s->n_flows;
+	uint64_t *v = xcalloc(units, sizeof(uint64_t)), sum = 0, ideal = 0;
+
+	for (uint32_t i = 0; i < units; i++) {
+		uint64_t d = s->R ? (s->ranks[i].done ? s->ranks[i].done_ns : 0) :
+				    (s->flows[i].qps_left == 0 ? s->flows[i].done_ns : 0);
+		uint64_t id;
+
+		if (s->R) {
+			/* a rank: per step its compute and what it sends at the
+			 * host's rate (the bandwidth bound; phases wait on
+			 * each other too) */
+			uint64_t host_bps = host_rate(s, s->fpr * s->sc->qps);
+			uint64_t chunk = s->sc->bytes / s->R, w = 0;
+
+			for (uint32_t k = 0; k < s->sc->qps; k++)
+				w += wire_of(chunk / s->sc->qps + (k == s->sc->qps - 1 ? chunk % s->sc->qps : 0),
+					     (uint64_t)s->sc->msg_kb * 1024);
+			id = s->sc->steps * (s->sc->compute_ns * PS_PER_NS +
+					     (uint64_t)((double)s->phases * s->fpr * (double)w * 8e12 / (double)host_bps + 0.5));
+		} else {
+			id = ideal_ps(s, s->flows[i].src, s->flows[i].dst, s->sc->bytes);
+		}
+		if (id > ideal)
+			ideal = id;
+		if (d == 0)
+			continue;
+		v[n++] = d;
+		sum += d;
+	}
+	qsort(v, n, sizeof(uint64_t), cmp_u64);
+	r->fct_n = n;
+	r->fct_ideal_ns = ideal / PS_PER_NS;
+	if (n != 0) {
+		r->fct_mean_ns = sum / n;
+		r->fct_p50_ns = pct(v, n, 500);
+		r->fct_p99_ns = pct(v, n, 990);
+		r->fct_max_ns = v[n - 1];
+	}
+	free(v);
+	if (s->sc->wl == SIM_WL_INCAST && s->n_flows > 1) {
+		double x = 0, x2 = 0;
+		uint32_t k = s->n_flows - 1; /* the victim is the last */
+
+		for (uint32_t i = 0; i < k; i++) {
+			double g = s->flows[i].qps_left == 0 ? (double)s->sc->bytes * 8.0 / (double)s->flows[i].done_ns : 0;
+
+			x += g;
+			x2 += g * g;
+		}
+		r->senders_jain = x2 > 0 ? x * x / ((double)k * x2) : 0;
+	}
+}
+
+/* What the run allocated: the engines' own figures and the simulator's
+ * (fabric, hosts, flows, packets, event queue, series), in bytes. */
+static void collect_mem(struct sim *s)
+{
+	struct sim_result *r = s->r;
+	uint64_t b = sizeof(*s), nq = (uint64_t)s->P * s->H * 2, lq;
+
+	for (uint32_t h = 0; h < s->H; h++) {
+		struct mrcp_engine_mem m;
+
+		mrcp_engine_mem(s->hosts[h].e, &m);
+		r->mem_engine_bytes += m.engine_bytes;
+		r->mem_qp_bytes += m.qp_bytes;
+		r->mem_qps += m.qps;
+	}
+	lq = (uint64_t)s->P * (s->T0 * s->T1 + s->T0 * s->T1tot + 2 * s->T1tot * (s->T2 ? s->T2 : 1));
+	b += (nq + lq) * sizeof(struct queue) + (uint64_t)s->P * (s->T0 * s->T1 + s->T1tot * (s->T2 ? s->T2 : 1)) +
+	     (uint64_t)s->P * s->H * sizeof(bool);
+	b += (uint64_t)s->H * (sizeof(struct host) + sizeof(uint32_t)) + (uint64_t)s->n_flows * sizeof(struct flow) +
+	     (uint64_t)s->n_qps * sizeof(struct simqp) + (uint64_t)s->R * sizeof(struct rank) +
+	     2ull * s->R * s->sc->steps * sizeof(uint64_t) + s->buf_len + (uint64_t)BURST * SLOT_BYTES;
+	b += s->pkts_made * sizeof(struct pkt) + (uint64_t)s->evq.cap * sizeof(struct mrcp_heap_ent) +
+	     mrcp_calq_bytes(&s->calq) + (uint64_t)s->ts_cap * 3 * sizeof(uint64_t);
+	r->mem_sim_bytes = b;
 }
 
 static void collect(struct sim *s)
@@ -1283,13 +1535,19 @@ static void collect(struct sim *s)
 	}
 }
 
+static void free_hop(void *ctx, const struct mrcp_heap_ent *e)
+{
+	if (e->kind == EVK_HOP)
+		pkt_free(ctx, e->val.ptr);
+}
+
 static void teardown(struct sim *s)
 {
 	struct pkt *p;
 
 	for (uint32_t i = 0; i < s->evq.n; i++)
-		if (s->evq.ent[i].kind == EVK_HOP)
-			pkt_free(s, s->evq.ent[i].val.ptr);
+		free_hop(s, &s->evq.ent[i]);
+	mrcp_calq_foreach(&s->calq, free_hop, s);
 	if (s->hosts) {
 		for (uint32_t h = 0; h < s->H; h++) {
 			while ((p = s->hosts[h].rx_head) != NULL) {
@@ -1305,6 +1563,7 @@ static void teardown(struct sim *s)
 		free(p);
 	}
 	free(s->evq.ent);
+	mrcp_calq_fini(&s->calq);
 	free(s->nic);
 	free(s->dnh);
 	free(s->up);
@@ -1314,9 +1573,12 @@ static void teardown(struct sim *s)
 	free(s->rt_ok);
 	free(s->evdrop_pool0);
 	free(s->rt_bad);
+	free(s->rt2_ok);
+	free(s->rt2_bad);
 	free(s->port_down);
 	free(s->hosts);
 	free(s->flows);
+	free(s->host_flows);
 	free(s->qps);
 	free(s->ranks);
 	free(s->wait_ns);
@@ -1362,6 +1624,15 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 
 	memset(&s, 0, sizeof(s));
 	mrcp_heap_init(&s.evq, NULL, 0);
+	s.heap_queue = o != NULL && o->heap_queue;
+	/* buckets of 512 ps, 65536 of them: 33.5 us ahead, past the
+	 * propagation and queueing delays a packet hop is pushed for; the
+	 * 1024-host permutation (39 k events per simulated us) has about 20 in
+	 * a bucket */
+	if (mrcp_calq_init(&s.calq, 9, 65536, 0) != 0) {
+		fprintf(stderr, "mrc-sim: out of memory\n");
+		exit(2);
+	}
 	memset(r, 0, sizeof(*r));
 	r->transport = mode == MRCP_MODE_RC ? "rc" : "mrc";
 	s.o = o ? o : &no_opts;
@@ -1394,6 +1665,9 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	s.rt_bad = xcalloc(s.P, sizeof(uint32_t));
 	s.port_down = xcalloc((size_t)s.P * s.H, sizeof(bool));
 	memset(s.rt_ok, 1, (size_t)s.P * s.T0 * s.T1);
+	s.rt2_ok = xcalloc((size_t)s.P * s.T1tot * (s.T2 ? s.T2 : 1), 1);
+	s.rt2_bad = xcalloc(s.P, sizeof(uint32_t));
+	memset(s.rt2_ok, 1, (size_t)s.P * s.T1tot * (s.T2 ? s.T2 : 1));
 	for (size_t i = 0; i < (size_t)s.P * s.H; i++) {
 		s.nic[i].up = s.dnh[i].up = true;
 		s.nic[i].rate_bps = s.dnh[i].rate_bps = s.rate_bps;
@@ -1418,6 +1692,15 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	s.buf_len = sc->bytes / sc->qps + sc->bytes % sc->qps + 4096;
 	s.buf = xcalloc(1, s.buf_len);
 
+	if (plan_flows(&s) != 0) {
+		rc = -1;
+		goto out;
+	}
+	s.host_flows = xcalloc(s.H, sizeof(uint32_t));
+	for (uint32_t i = 0; i < s.n_flows; i++) {
+		s.host_flows[s.flows[i].src]++;
+		s.host_flows[s.flows[i].dst]++;
+	}
 	if (setup_engines(&s) != 0 || setup_flows(&s) != 0) {
 		rc = -1;
 		goto out;
@@ -1434,7 +1717,7 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 	t0 = cpu_now();
 	struct mrcp_heap_ent ev;
 
-	while (r->flows_done < s.n_units && mrcp_heap_pop(&s.evq, &ev)) {
+	while (r->flows_done < s.n_units && pop(&s, &ev)) {
 		if (ev.t > sc->duration_ns * PS_PER_NS) {
 			if (ev.kind == EVK_HOP)
 				pkt_free(&s, ev.val.ptr);
@@ -1470,7 +1753,7 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 			host_service(&s, ev.arg);
 			break;
 		case EVK_ROUTE:
-			route_change(&s, ev.arg, ev.val.u64 != 0);
+			route_change(&s, ev.arg, (ev.val.u64 & 1) != 0, (ev.val.u64 & 2) != 0);
 			break;
 		default:
 			apply_failure(&s, ev.arg, ev.val.u64);
@@ -1478,11 +1761,13 @@ int sim_run(const struct sim_scenario *sc, enum mrcp_qp_mode mode, const struct 
 		}
 	}
 	r->end_ns = s.now_ps / PS_PER_NS;
-	r->stalled = !capped && s.evq.n == 0 && r->flows_done < s.n_units;
+	r->stalled = !capped && queued(&s) == 0 && r->flows_done < s.n_units;
 	r->flows = s.n_units;
 	if (s.o->bucket_ns)
 		(void)ts_bucket(&s); /* the series runs to end_ns */
 	collect(&s);
+	collect_fct(&s);
+	collect_mem(&s);
 	r->cpu_s = cpu_now() - t0;
 	{
 		struct rusage ru;

@@ -56,13 +56,16 @@ enum sim_fail_kind {
 	SIM_FAIL_HOST_PAUSE,      /**< a host's engine is not run for duration (D65) */
 };
 
-/** One scheduled failure. Link: t0 + t1 (a T0-T1 link) or host (its
- *  host-T0 link); switch: t0 or t1. Unused fields are -1. */
+/** One scheduled failure. Link: t0 + t1 (a T0-T1 link), host (its host-T0
+ *  link) or pod + t1 + t2 (a T1-T2 link); switch: t0 or t1. Unused fields
+ *  are -1. */
 struct sim_failure {
 	uint64_t at_ns;           /**< when, ns of simulated time */
 	enum sim_fail_kind kind;
 	int plane;                /**< 0-based plane; ev_drop: -1 (the EV's own) */
 	int t0, t1, host;         /**< 0-based indices, -1 = not given */
+	int pod, t2;              /**< three tiers: a T1-T2 link is pod + t1 (within
+	                           *   the pod) + t2; -1 = not given */
 	double loss_pct;          /**< gray, ev_drop: percent of packets lost */
 	double factor;            /**< slow: the link runs at rate / factor */
 	uint64_t period_ns;       /**< flap: one down + up cycle, ns; host_pause:
@@ -102,6 +105,7 @@ struct sim_scenario {
 	uint32_t qps;             /**< QPs per flow */
 	uint32_t msg_kb;          /**< Write size, KiB */
 	uint32_t src, dst;        /**< p2p hosts; incast: dst is the incast receiver */
+	bool perm_random;         /**< permutation mapping: random (seeded), not shift */
 	uint32_t senders;         /**< incast senders, default 7 */
 	uint32_t ranks;           /**< allreduce_ring ranks; 0 = every host */
 	uint32_t steps;           /**< allreduce_ring steps */
@@ -129,6 +133,9 @@ struct sim_scenario {
 struct sim_opts {
 	uint64_t bucket_ns;       /**< time-series bucket, ns; 0 = no series */
 	bool progress;            /**< a progress line on stderr, and the event rate */
+	bool heap_queue;          /**< --event-queue heap: the binary heap (mrcp_heap.h)
+	                           *   instead of the calendar queue (mrcp_calq.h);
+	                           *   the output is the same, only speed differs */
 };
 
 /** The result of one run. */
@@ -189,6 +196,17 @@ struct sim_result {
 		uint64_t step_p50_ns, step_max_ns;   /**< compute + wait */
 	} step[SIM_MAX_STEPS];
 	uint64_t step_p50_ns, step_max_ns;       /**< over every rank and step */
+	/* completion times (fct) over the flows, or the ranks of a collective,
+	 * that finished (every flow starts at t = 0) */
+	uint32_t fct_n;           /**< units finished */
+	uint64_t fct_mean_ns, fct_p50_ns, fct_p99_ns, fct_max_ns;
+	uint64_t fct_ideal_ns;    /**< the largest ideal of a unit (docs/simulator.md) */
+	double senders_jain;      /**< incast: Jain's index of the senders' goodputs */
+	/* memory, bytes as allocated (not RSS: that is --progress's) */
+	uint64_t mem_engine_bytes;/**< the engines, QPs excluded (mrcp_engine_mem) */
+	uint64_t mem_qp_bytes;    /**< the engines' QPs */
+	uint32_t mem_qps;
+	uint64_t mem_sim_bytes;   /**< the simulator's own */
 };
 
 /** Defaults for every key. */

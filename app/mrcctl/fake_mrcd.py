@@ -14,6 +14,7 @@ renamed into place once listening, so a client that sees the file can
 connect; "ready" is written to stdout once every socket listens.
 """
 import argparse
+import errno
 import json
 import os
 import socketserver
@@ -26,8 +27,9 @@ RECEIVER_INFO = "bb" * 208
 lock = threading.Lock()
 
 
-def err(code, errno_, reason):
-    return {"errno": errno_, "code": code, "reason": reason}
+def err(code, reason):
+    """An error object as mrcd sends it: the number is the code's errno."""
+    return {"errno": getattr(errno, code), "code": code, "reason": reason}
 
 
 def status_of(opts, s):
@@ -66,7 +68,7 @@ def handle(opts, sessions, cmd, args):
     if cmd in opts.hang:
         return None
     if cmd in opts.fail:
-        return False, err("ENOSPC", 28, "no room")
+        return False, err("ENOSPC", "no room")
     if cmd == "version":
         return True, {"protocol": 1, "daemon": "fake-0.1"}
     if cmd == "status":
@@ -79,7 +81,7 @@ def handle(opts, sessions, cmd, args):
         ]
     if cmd == "qp":
         if args.get("qpn") != 5:
-            return False, err("ENOENT", 2, "qpn %s: no such QP" % args.get("qpn"))
+            return False, err("ENOENT", "qpn %s: no such QP" % args.get("qpn"))
         return True, {"qpn": 5, "state": "RTS", "cc": {"cwnd": 65536, "rtt_us": 12.25},
                       "evs": [{"ev": 1, "state": "GOOD"}, {"ev": 2, "state": "DENIED"}]}
     if cmd == "faults":
@@ -93,7 +95,7 @@ def handle(opts, sessions, cmd, args):
                           "region_bytes": args.get("region_bytes", 64 << 20)}
         if cmd == "selftest_start":
             if args["peer_info"] != RECEIVER_INFO:
-                return False, err("EINVAL", 22, "args.peer_info: not a receiver")
+                return False, err("EINVAL", "args.peer_info: not a receiver")
             sid = 3
             sessions[sid] = {"id": sid, "role": "sender", "state": "connected",
                              "polls": 0, "bytes": args["bytes"],
@@ -101,10 +103,10 @@ def handle(opts, sessions, cmd, args):
             return True, {"id": sid, "info": SENDER_INFO}
         s = sessions.get(args.get("id"))
         if cmd.startswith("selftest_") and s is None:
-            return False, err("ENOENT", 2, "args.id: no such selftest")
+            return False, err("ENOENT", "args.id: no such selftest")
         if cmd == "selftest_accept":
             if args["peer_info"] != SENDER_INFO:
-                return False, err("EINVAL", 22, "args.peer_info: not a sender")
+                return False, err("EINVAL", "args.peer_info: not a sender")
             s["state"] = "connected"
             # what the sender will have sent once done (the test's --bytes/--msg-size)
             s["expect_imm"] = (1 << 20) // 4096
@@ -131,7 +133,7 @@ class Handler(socketserver.StreamRequestHandler):
                 assert req["v"] == 1 and isinstance(req.get("id", 0), int)
             except (ValueError, KeyError, AssertionError):
                 self.reply({"v": 1, "ok": False,
-                            "error": err("EINVAL", 22, "bad request")})
+                            "error": err("EINVAL", "bad request")})
                 continue
             out = handle(opts, sessions, req["cmd"], req.get("args", {}))
             if out is None:

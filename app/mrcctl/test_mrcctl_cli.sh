@@ -3,19 +3,12 @@
 # (fake_mrcd.py) on temporary UNIX sockets: text, table and --json output,
 # argument conversion, exit codes 1/2/3/4 and the selftest orchestration.
 # Each fake reports "ready" on a FIFO once it listens (no sleeps); every
-# fake is killed by PID on exit.
+# fake is stopped by PID on exit (scripts/lib/proc.sh: SIGTERM, then SIGKILL).
 set -u
 mrcctl=$1 py=$2 fake=$3
+source "$(dirname "$0")/../../scripts/lib/proc.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/mrcctl-test.XXXXXX")
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+cleanup_dir "$work"
 
 passed=0 failed=0
 fail() {
@@ -40,8 +33,8 @@ start_fakes() {
 	done
 	mkfifo "$work/ready"
 	exec {fd}<>"$work/ready"
-	"$py" "$fake" "${spec[@]}" >"$work/ready" 2>"$work/fake.stderr" &
-	pids+=($!)
+	local pid
+	proc_start pid "$py" "$fake" "${spec[@]}" >"$work/ready" 2>"$work/fake.stderr"
 	if ! read -r -t 30 -u "$fd" line || [ "$line" != ready ]; then
 		echo "FAIL: the fake daemons did not start"; cat "$work/fake.stderr"
 		exit 1

@@ -1,7 +1,7 @@
-/* ctl.h - mrcd's control socket (docs/control.md): a UNIX stream socket
- * served by the main thread, one JSON request per line (mrcd_ctl.h parses
- * it), executed on the worker through mrcd_dp_call, one JSON reply per line.
- * The same executor serves the DPDK telemetry commands (telemetry.c).
+/* ctl.h - mrcd's control side (docs/control.md): the UNIX socket server
+ * (ctl_server.c), the executor that runs a parsed request where lib/ctl's
+ * command table routes it (ctl_exec.c, with the handlers of ctl_cmds.c),
+ * and the DPDK telemetry commands over the same executor (telemetry.c).
  */
 #ifndef MRCD_CTL_SERVER_H
 #define MRCD_CTL_SERVER_H
@@ -9,6 +9,8 @@
 #include <jansson.h>
 
 #include "dp.h"
+#include "dp_client.h"
+#include "mrcd_config.h"
 #include "mrcd_ctl.h"
 
 #define MRCD_CTL_MAX_CLIENTS 32
@@ -26,14 +28,13 @@ void mrcd_ctl_serve(struct mrcd_ctl_server *s, int timeout_ms);
 void mrcd_ctl_close(struct mrcd_ctl_server *s);
 
 /**
- * Execute one parsed request. @return the result (a new reference) or NULL
- * with *@err (negative errno) and @reason filled.
+ * Execute one parsed request for a caller with client session @sess (or
+ * NULL), on the worker(s) its route names, their answers combined.
+ * @return the result (a new reference) or NULL with *@err (negative errno)
+ * and @reason filled.
  */
-json_t *mrcd_ctl_execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req,
+json_t *mrcd_ctl_execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req, struct mrcd_client *sess,
 			 int *err, char *reason, size_t reason_len);
-
-/** Encode a reply line (with '\n') for @req's id: the caller frees it. */
-char *mrcd_ctl_reply(const struct mrcd_ctl_req *req, json_t *result, int err, const char *reason);
 
 /** Register /mrcd/status, /mrcd/ports, /mrcd/qps, /mrcd/evs, /mrcd/counters. */
 int mrcd_telemetry_init(struct mrcd_dp *dp);

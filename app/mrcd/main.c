@@ -30,9 +30,10 @@
 #include <rte_log.h>
 #include <rte_pdump.h>
 
+#include "config_dp.h"
 #include "ctl.h"
 #include "dp.h"
-#include "dp_selftest.h"
+#include "dp_log.h"
 #include "mrcd_config.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -107,6 +108,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mrcd_config cfg;
+	struct mrcd_dp_config dpc;
 	const char *cfg_path = NULL;
 	bool check = false, seeded = false;
 	uint64_t seed = 0;
@@ -226,7 +228,11 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	rc = mrcd_dp_create(&cfg, seed, &dp, err, sizeof(err));
+	rc = mrcd_config_to_dp(&cfg, seed, &dpc, err, sizeof(err));
+	if (rc == 0) {
+		rc = mrcd_dp_create(&dpc, &dp, err, sizeof(err));
+		mrcd_config_dp_free(&dpc);
+	}
 	if (rc < 0) {
 		fprintf(stderr, "mrcd: %s\n", err);
 		status = 1;
@@ -264,9 +270,7 @@ int main(int argc, char **argv)
 out:
 	mrcd_ctl_close(ctl);
 	if (dp) {
-		mrcd_dp_stop(dp);
-		mrcd_st_fini(dp, mrcd_dp_now_ns());
-		mrcd_dp_destroy(dp);
+		mrcd_dp_destroy(dp); /* stops the workers, ends the selftests */
 	}
 	if (pdump)
 		rte_pdump_uninit();

@@ -1,7 +1,7 @@
 /* telemetry.c - /mrcd/... DPDK telemetry commands (dpdk-telemetry.py).
  *
- * Each command builds the same request the control socket would, runs it
- * through mrcd_ctl_execute and flattens the JSON result into one telemetry
+ * Each command writes the request line the control socket would get, parses
+ * and runs it through mrcd_ctl_execute and flattens the JSON result into one telemetry
  * dict: nested keys are joined with "_" ("plane1_rx_pkts": the 22.11 telemetry library refuses keys with dots). A telemetry
  * dict holds at most RTE_TEL_MAX_DICT_ENTRIES values; a longer result ends
  * with "truncated": 1 (use mrcctl --json for everything).
@@ -83,25 +83,30 @@ static void flatten(struct flat *f, const char *prefix, json_t *v)
 	}
 }
 
+/* The request is written as a control line and parsed like any other, so
+ * it carries everything the command's route needs. */
 static int tel_run(enum mrcd_ctl_cmd cmd, const char *params, struct rte_tel_data *d)
 {
 	struct mrcd_ctl_req req;
-	char reason[MRCD_CTL_REASON_MAX];
+	char line[128], reason[MRCD_CTL_REASON_MAX];
 	struct flat f = { d, 0, false };
 	json_t *res;
 	int err;
 
-	memset(&req, 0, sizeof(req));
-	req.cmd = cmd;
 	if (cmd == MRCD_CTL_EVS) {
 		char *end;
 		unsigned long q = params ? strtoul(params, &end, 0) : 0;
 
 		if (!params || end == params || q == 0 || q > 0xffffff)
 			return -EINVAL;
-		req.qp.qpn = (uint32_t)q;
+		snprintf(line, sizeof(line), "{\"v\":%d,\"cmd\":\"%s\",\"args\":{\"qpn\":%lu}}",
+			 MRCD_CTL_PROTO_VERSION, mrcd_ctl_cmd_name(cmd), q);
+	} else {
+		snprintf(line, sizeof(line), "{\"v\":%d,\"cmd\":\"%s\"}", MRCD_CTL_PROTO_VERSION,
+			 mrcd_ctl_cmd_name(cmd));
 	}
-	res = mrcd_ctl_execute(tel_dp, &req, &err, reason, sizeof(reason));
+	err = mrcd_ctl_parse(line, strlen(line), &req, reason, sizeof(reason));
+	res = err ? NULL : mrcd_ctl_execute(tel_dp, &req, NULL, &err, reason, sizeof(reason));
 	rte_tel_data_start_dict(d);
 	if (!res) {
 		rte_tel_data_add_dict_string(d, "error", reason);

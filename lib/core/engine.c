@@ -40,6 +40,7 @@ void mrcp_engine_config_defaults(struct mrcp_engine_config *c)
 	c->ev.n_backup = 64;
 	memcpy(c->cc, "nscc", 5);        /* D52 */
 	c->place_payload = true;
+	c->timer_slots = 4096;
 }
 
 static int config_check(const struct mrcp_engine_config *c)
@@ -57,6 +58,9 @@ static int config_check(const struct mrcp_engine_config *c)
 	if (c->timeout > 24 || c->linear_cnt > 7 || c->exp_cnt > 25 || c->mpr == 0)
 		return -EINVAL; /* §4.5, §4.1 */
 	if (c->sack_every == 0 || c->sq_depth == 0 || c->rq_depth == 0 || c->max_wimm == 0)
+		return -EINVAL;
+	if (c->timer_slots != 0 && (c->timer_slots < 64 || c->timer_slots > (1u << 20) ||
+				    (c->timer_slots & (c->timer_slots - 1)) != 0))
 		return -EINVAL;
 	if (mrcp_dscp_map_check(&c->dscp) != 0)
 		return -EINVAL;
@@ -93,19 +97,22 @@ int mrcp_engine_create(const struct mrcp_engine_config *c, struct mrcp_engine **
 	e->qps = calloc(1u << e->qp_slot_bits, sizeof(*e->qps));
 	e->mrs = calloc(c->max_mrs, sizeof(*e->mrs));
 	e->peers = calloc(c->max_peers, sizeof(*e->peers));
-	e->cq_mask = mrcp__pow2_at_least(c->cq_size) - 1;
+	e->cq_cap = mrcp__pow2_at_least(c->cq_size);
+	e->cq_mask = mrcp__first_size(c, e->cq_cap) - 1;
 	e->cq = calloc(e->cq_mask + 1, sizeof(*e->cq));
-	e->evq_mask = mrcp__pow2_at_least(c->event_queue_size) - 1;
+	e->evq_cap = mrcp__pow2_at_least(c->event_queue_size);
+	e->evq_mask = mrcp__first_size(c, e->evq_cap) - 1;
 	e->evq = calloc(e->evq_mask + 1, sizeof(*e->evq));
-	e->ctl_mask = mrcp__pow2_at_least(c->ctl_queue_size) - 1;
+	e->ctl_cap = mrcp__pow2_at_least(c->ctl_queue_size);
+	e->ctl_mask = mrcp__first_size(c, e->ctl_cap) - 1;
 	e->ctl = calloc(e->ctl_mask + 1, sizeof(*e->ctl));
 	if (e->qps == NULL || e->mrs == NULL || e->peers == NULL || e->cq == NULL ||
 	    e->evq == NULL || e->ctl == NULL) {
 		rc = -ENOMEM;
 		goto fail;
 	}
-	/* 1.024 us ticks, 4096 slots: 4.2 ms per round */
-	rc = mrcp_timer_wheel_init(&e->wheel, 10, 4096, 0);
+	/* 1.024 us ticks; 4096 slots: 4.2 ms per round */
+	rc = mrcp_timer_wheel_init(&e->wheel, 10, c->timer_slots ? c->timer_slots : 4096, 0);
 	if (rc != 0)
 		goto fail;
 	e->qpn_seq = 1;
@@ -140,6 +147,7 @@ void mrcp_engine_destroy(struct mrcp_engine *e)
 		}
 	}
 	mrcp_timer_wheel_fini(&e->wheel);
+	free(e->peer_hash);
 	free(e->qps);
 	free(e->mrs);
 	free(e->peers);
@@ -192,9 +200,50 @@ int mrcp_mr_dereg(struct mrcp_engine *e, uint32_t lkey)
 
 /* ---- queues ------------------------------------------------------------------ */
 
+void *mrcp__ring_grow(void *buf, uint32_t *mask, uint32_t head, uint32_t tail, size_t esz, uint32_t cap)
+{
+	uint32_t n = *mask + 1, nn = 2 * n;
+	uint8_t *nb;
+
+	if (n >= cap)
+		return NULL;
+	nb = malloc((size_t)nn * esz);
+	if (nb == NULL)
+		return NULL;
+	for (uint32_t i = head; i != tail; i++)
+		memcpy(nb + (size_t)(i & (nn - 1)) * esz, (const uint8_t *)buf + (size_t)(i & *mask) * esz, esz);
+	free(buf);
+	*mask = nn - 1;
+	return nb;
+}
+
+/* ring_room_cq() and friends: is there room for one more entry in the ring
+ * (it holds at most its _cap), its storage doubled first if it is full? */
+#define RING_ROOM_FN(name)                                                                      \
+	static bool ring_room_##name(struct mrcp_engine *e)                                     \
+	{                                                                                       \
+		uint32_t n = e->name##_tail - e->name##_head;                                   \
+		void *nb;                                                                       \
+                                                                                                \
+		if (n >= e->name##_cap)                                                         \
+			return false;                                                           \
+		if (n <= e->name##_mask)                                                        \
+			return true;                                                            \
+		nb = mrcp__ring_grow(e->name, &e->name##_mask, e->name##_head, e->name##_tail, \
+				     sizeof(*e->name), e->name##_cap);                          \
+		if (nb == NULL)                                                                 \
+			return false;                                                           \
+		e->name = nb;                                                                   \
+		return true;                                                                    \
+	}
+RING_ROOM_FN(cq)
+RING_ROOM_FN(evq)
+RING_ROOM_FN(ctl)
+#undef RING_ROOM_FN
+
 bool mrcp__cq_push(struct mrcp_engine *e, const struct mrcp_wc *wc)
 {
-	if (!mrcp__cq_room(e)) {
+	if (!ring_room_cq(e)) {
 		e->c.cq_overflow++;
 		e->cq_blocked = true;
 		return false;
@@ -229,7 +278,7 @@ unsigned mrcp_poll_cq(struct mrcp_engine *e, struct mrcp_wc *wc, unsigned max)
 
 void mrcp__event_push(struct mrcp_engine *e, const struct mrcp_event *ev)
 {
-	if (e->evq_tail - e->evq_head > e->evq_mask) {
+	if (!ring_room_evq(e)) {
 		e->c.events_dropped++;
 		return;
 	}
@@ -249,7 +298,7 @@ struct mrcp_tx *mrcp__ctl_alloc(struct mrcp_engine *e)
 {
 	struct mrcp_tx *tx;
 
-	if (e->ctl_tail - e->ctl_head > e->ctl_mask) {
+	if (!ring_room_ctl(e)) {
 		e->c.ctl_dropped++;
 		return NULL;
 	}
@@ -266,18 +315,96 @@ struct mrcp_tx *mrcp__ctl_alloc(struct mrcp_engine *e)
 
 /* ---- helpers ---------------------------------------------------------------- */
 
+/* Is @addr @p's node address or one of its port addresses? */
+static bool peer_has(const struct peer *p, const struct mrcp_ip *addr)
+{
+	if (memcmp(&p->node, addr, sizeof(*addr)) == 0)
+		return true;
+	for (unsigned k = 0; k < p->n_ports; k++)
+		if (memcmp(&p->port_addr[k], addr, sizeof(*addr)) == 0)
+			return true;
+	return false;
+}
+
+/* The peer at the lowest slot with @addr as its node or a port address. */
+static struct peer *peer_scan(struct mrcp_engine *e, const struct mrcp_ip *addr)
+{
+	for (uint32_t i = 0; i < e->peers_hw; i++)
+		if (e->peers[i].used && peer_has(&e->peers[i], addr))
+			return &e->peers[i];
+	return NULL;
+}
+
+static uint32_t addr_hash(const struct mrcp_ip *a)
+{
+	const uint8_t *b = (const uint8_t *)a;
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < sizeof(*a); i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+/* Index @addr -> @slot unless an address already maps (to a lower slot:
+ * slots are taken in order, so the scan would find that one first). */
+static void peer_hash_put(struct mrcp_engine *e, const struct mrcp_ip *addr, uint32_t slot)
+{
+	uint32_t h;
+
+	for (h = addr_hash(addr) & e->peer_hash_mask; e->peer_hash[h] != 0; h = (h + 1) & e->peer_hash_mask)
+		if (peer_has(&e->peers[e->peer_hash[h] - 1], addr))
+			return;
+	e->peer_hash[h] = slot + 1;
+	e->peer_keys++;
+}
+
+void mrcp__peer_added(struct mrcp_engine *e, struct peer *p)
+{
+	uint32_t slot = (uint32_t)(p - e->peers);
+
+	if (slot + 1 > e->peers_hw)
+		e->peers_hw = slot + 1;
+	if (e->peer_hash != NULL && 2 * (e->peer_keys + 1u + p->n_ports) > e->peer_hash_mask + 1) {
+		free(e->peer_hash);
+		e->peer_hash = NULL; /* rebuilt below, bigger */
+	}
+	if (e->peer_hash == NULL) {
+		uint32_t keys = 0, size = 64;
+
+		for (uint32_t i = 0; i < e->peers_hw; i++)
+			if (e->peers[i].used)
+				keys += 1u + e->peers[i].n_ports;
+		while (size < 4 * keys)
+			size *= 2;
+		e->peer_hash = calloc(size, sizeof(*e->peer_hash));
+		if (e->peer_hash == NULL)
+			return; /* finds scan */
+		e->peer_hash_mask = size - 1;
+		e->peer_keys = 0;
+		for (uint32_t i = 0; i < e->peers_hw; i++) {
+			const struct peer *q = &e->peers[i];
+
+			if (!q->used)
+				continue;
+			peer_hash_put(e, &q->node, i);
+			for (unsigned k = 0; k < q->n_ports; k++)
+				peer_hash_put(e, &q->port_addr[k], i);
+		}
+		return;
+	}
+	peer_hash_put(e, &p->node, slot);
+	for (unsigned k = 0; k < p->n_ports; k++)
+		peer_hash_put(e, &p->port_addr[k], slot);
+}
+
 struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr)
 {
-	for (uint32_t i = 0; i < e->cfg.max_peers; i++) {
-		struct peer *p = &e->peers[i];
-		if (!p->used)
-			continue;
-		if (memcmp(&p->node, addr, sizeof(*addr)) == 0)
-			return p;
-		for (unsigned k = 0; k < p->n_ports; k++)
-			if (memcmp(&p->port_addr[k], addr, sizeof(*addr)) == 0)
-				return p;
-	}
+	if (e->peer_hash == NULL)
+		return peer_scan(e, addr);
+	for (uint32_t h = addr_hash(addr) & e->peer_hash_mask; e->peer_hash[h] != 0;
+	     h = (h + 1) & e->peer_hash_mask)
+		if (peer_has(&e->peers[e->peer_hash[h] - 1], addr))
+			return &e->peers[e->peer_hash[h] - 1];
 	return NULL;
 }
 
@@ -575,9 +702,12 @@ unsigned mrcp_poll(struct mrcp_engine *e, uint64_t now_ns, struct mrcp_tx *out, 
 	while (n < max && e->ctl_head != e->ctl_tail)
 		ctl_copy(&out[n++], &e->ctl[e->ctl_head++ & e->ctl_mask]);
 	/* one turn per ready QP per round; a QP with nothing it can send now
-	 * leaves the list and is put back by a SACK, a timer or a post */
+	 * leaves the list and is put back by a SACK, a timer or a post. Each
+	 * turn sends a packet or takes a QP off the list, so the bound (a
+	 * guard against a spin) is never reached by a poll that makes progress,
+	 * however few QP slots the engine has */
 	turns = 0;
-	while (n < max && e->ready_head != NIL && turns < (1u << e->qp_slot_bits) * 2) {
+	while (n < max && e->ready_head != NIL && turns < (1u << e->qp_slot_bits) * 2 + max) {
 		struct qp *qp = &e->qps[e->ready_head];
 		unsigned got;
 
@@ -663,6 +793,30 @@ int mrcp__check_invariants(const struct mrcp_engine *e, char *why, size_t why_le
 }
 
 /* ---- counters ------------------------------------------------------------------ */
+
+void mrcp_engine_mem(const struct mrcp_engine *e, struct mrcp_engine_mem *out)
+{
+	uint32_t nq = 1u << e->qp_slot_bits;
+
+	memset(out, 0, sizeof(*out));
+	out->engine_bytes = sizeof(*e) + (uint64_t)nq * sizeof(struct qp) +
+			    (uint64_t)e->cfg.max_mrs * sizeof(struct eng_mr) +
+			    (uint64_t)e->cfg.max_peers * sizeof(struct peer) +
+			    (e->peer_hash != NULL ? (uint64_t)(e->peer_hash_mask + 1) * sizeof(*e->peer_hash) : 0) +
+			    (uint64_t)(e->cq_mask + 1) * sizeof(*e->cq) + (uint64_t)(e->evq_mask + 1) * sizeof(*e->evq) +
+			    (uint64_t)(e->ctl_mask + 1) * sizeof(*e->ctl) +
+			    (uint64_t)e->wheel.n_slots * sizeof(*e->wheel.slots) + e->wheel.n_slots / 8;
+	for (uint32_t i = 0; i < e->cfg.max_peers; i++)
+		if (e->peers[i].cc.priv != NULL)
+			out->engine_bytes += e->peers[i].cc.ops->priv_size;
+	for (uint32_t i = 0; i < nq; i++) {
+		if (!e->qps[i].used)
+			continue;
+		out->qps++;
+		out->qp_bytes += sizeof(struct qp) + mrcp__qp_mem(&e->qps[i]);
+	}
+	out->engine_bytes -= (uint64_t)out->qps * sizeof(struct qp); /* they are the QPs' */
+}
 
 void mrcp_engine_counters(const struct mrcp_engine *e, struct mrcp_engine_counters *out)
 {

@@ -41,6 +41,22 @@ static inline uint32_t mrcp__pow2_at_least(uint32_t n)
 	return p;
 }
 
+/* Sizing by use (mrcp_engine_config.preallocate off): a ring or table of
+ * capacity @cap (a power of two) starts with this many entries, or @cap if
+ * smaller, and doubles when what is outstanding outgrows it. */
+#define MRCP_GROW_FIRST 16u
+static inline uint32_t mrcp__first_size(const struct mrcp_engine_config *c, uint32_t cap)
+{
+	return c->preallocate || cap < MRCP_GROW_FIRST ? cap : MRCP_GROW_FIRST;
+}
+
+/* Double the storage @buf of a ring of @esz-byte entries indexed by
+ * free-running counters (entry i at i & *@mask), keeping entries [head,
+ * tail) at their indices; at most @cap entries. @return the new storage (the
+ * old one is freed and *@mask updated), or NULL at @cap or out of memory
+ * (nothing changes). */
+void *mrcp__ring_grow(void *buf, uint32_t *mask, uint32_t head, uint32_t tail, size_t esz, uint32_t cap);
+
 /* ---- memory regions ------------------------------------------------------ */
 
 struct eng_mr {
@@ -116,6 +132,14 @@ enum {
 	SB_LIVE = 1u << 4,       /* entry in use (PSN in [snd_una, next_psn)) */
 	SB_SUSPECT = 1u << 5,    /* D65: out of flight and queued, held for the
 				  * verdict at not_before_ns; its EV is held */
+};
+
+/* A retransmitted PSN whose scoreboard slot a later PSN took (sizing by
+ * use): the fields check_spurious reads. */
+struct sb_past {
+	uint64_t sent_ns;
+	uint32_t psn;
+	uint8_t tx_count, rtx_cause;
 };
 
 /* One outstanding PSN (§4.4 scoreboard). Indexed by PSN & sb_mask. */
@@ -204,7 +228,8 @@ struct qp {
 
 	/* requester */
 	struct wqe *sq;
-	uint32_t sq_mask;
+	uint32_t sq_mask;        /* storage - 1 (it doubles, mrcp__first_size) */
+	uint32_t sq_cap;         /* the send queue depth: WQEs outstanding at most */
 	uint32_t sq_head;        /* oldest not completed (free-running) */
 	uint32_t sq_seg;         /* next WQE to segment */
 	uint32_t sq_tail;        /* next free */
@@ -217,7 +242,14 @@ struct qp {
 	uint32_t snd_una;        /* cack + 1 as the requester knows it */
 	uint32_t W;              /* requester window, PSNs (§4.1) */
 	struct sb_entry *sb;
-	uint32_t sb_mask;
+	uint32_t sb_mask;        /* storage - 1: PSNs [next_psn - sb_mask - 1, next_psn) */
+	uint32_t sb_cap;         /* pow2(W): what the window can need */
+	/* what check_spurious may read of PSNs [next_psn - sb_cap, next_psn -
+	 * sb_mask - 1), had the scoreboard its full sb_cap slots: the
+	 * retransmitted ones, oldest first (mrcp__qp_sb_evict) */
+	struct sb_past *sbp;
+	uint32_t sbp_mask, sbp_head, sbp_tail;
+	struct sb_entry sbp_view; /* mrcp__qp_sb_past()'s answer for one of them */
 	uint32_t out_head, out_tail; /* send-order list of SB_OUT entries */
 	uint32_t n_out;
 	uint32_t n_rtxq;
@@ -254,13 +286,15 @@ struct qp {
 	uint32_t ooo;            /* PSNs above rcv_cack received (D18) */
 	uint32_t rbits_mask;
 	struct rmsg *rm;
-	uint32_t rm_mask;
+	uint32_t rm_mask;        /* storage - 1: MSNs [rcv_msn, rcv_msn + rm_mask] */
+	uint32_t rm_cap;         /* pow2(rW): open messages at most (§4.2) */
 	uint16_t rcv_msn;        /* next MSN to release in order */
 	uint16_t rcv_acked_msn;  /* last MSN reported in an AETH */
 	bool rcv_msn_moved;      /* D38: AETH due at end of burst */
 	uint32_t last_released_psn;
 	uint64_t *rq;            /* posted receive wr_ids */
-	uint32_t rq_mask;
+	uint32_t rq_mask;        /* storage - 1 */
+	uint32_t rq_cap;         /* the receive queue depth */
 	uint32_t rq_posted, rq_used; /* free-running counters */
 	uint16_t stash_imm;      /* complete WriteImm messages not yet released */
 	uint16_t max_wimm_local;
@@ -310,14 +344,22 @@ struct mrcp_engine {
 	uint32_t ready_head, ready_tail;
 
 	struct peer *peers;
+	uint32_t peers_hw;       /* peers[0, peers_hw) may be in use: a peer takes
+				  * the lowest free slot and keeps it */
+	uint32_t *peer_hash;     /* node and port addresses -> slot + 1 (open
+				  * addressing); NULL: mrcp__peer_find scans */
+	uint32_t peer_hash_mask, peer_keys;
 
-	/* completions, events, control packets: rings with free-running indices */
+	/* completions, events, control packets: rings with free-running
+	 * indices; each holds up to its _cap entries (the configured size) in
+	 * storage of _mask + 1 that starts small and doubles when full
+	 * (mrcp__ring_grow) */
 	struct mrcp_wc *cq;
-	uint32_t cq_mask, cq_head, cq_tail;
+	uint32_t cq_mask, cq_head, cq_tail, cq_cap;
 	struct mrcp_event *evq;
-	uint32_t evq_mask, evq_head, evq_tail;
+	uint32_t evq_mask, evq_head, evq_tail, evq_cap;
 	struct mrcp_tx *ctl;
-	uint32_t ctl_mask, ctl_head, ctl_tail;
+	uint32_t ctl_mask, ctl_head, ctl_tail, ctl_cap;
 
 	uint32_t burst_head;     /* QPs touched in the current RX burst */
 	bool cq_blocked;         /* a QP held completions back: CQ was full */
@@ -363,7 +405,7 @@ static inline struct eng_mr *mrcp__mr_lookup(struct mrcp_engine *e, uint32_t key
 
 static inline bool mrcp__cq_room(const struct mrcp_engine *e)
 {
-	return e->cq_tail - e->cq_head <= e->cq_mask;
+	return e->cq_tail - e->cq_head < e->cq_cap;
 }
 
 static inline uint16_t mrcp__ts_now(uint64_t now_ns)
@@ -393,6 +435,9 @@ void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp);
 void mrcp__cc_wake(struct mrcp_engine *e, const struct cc_inst *cc, const struct peer *p);
 void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp);
 struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr);
+/* @p has just taken its slot: index its addresses for mrcp__peer_find
+ * (growing the table; without memory, finds fall back to a scan). */
+void mrcp__peer_added(struct mrcp_engine *e, struct peer *p);
 /* Debug check for tests (never on the fast path: it walks every QP and
  * scoreboard). For every QP, n_out and outstanding_bytes match its
  * send-order list and only SB_OUT entries are on it; for every QPCC, the
@@ -401,6 +446,32 @@ struct peer *mrcp__peer_find(struct mrcp_engine *e, const struct mrcp_ip *addr);
 int mrcp__check_invariants(const struct mrcp_engine *e, char *why, size_t why_len);
 
 /* qp.c */
+/* Sizing by use: double @qp's scoreboard (up to sb_cap entries) or its
+ * message ring (up to rm_cap, until it holds MSN @msn), entries keeping
+ * their PSN or MSN. @return false if it is at its cap or out of memory. */
+bool mrcp__qp_sb_grow(struct qp *qp);
+bool mrcp__qp_rm_grow(struct qp *qp, uint16_t msn);
+/* PSN @psn is about to take the slot of PSN psn - sb_mask - 1, which was
+ * retransmitted (tx_count >= 2) and is acknowledged: keep what a full-size
+ * scoreboard would still hold of it for check_spurious. */
+void mrcp__qp_sb_evict(struct qp *qp, uint32_t psn);
+/* The scoreboard entry of PSN @psn as a full-size scoreboard (sb_cap slots)
+ * would hold it, live or acknowledged: in the scoreboard, or rebuilt from
+ * what mrcp__qp_sb_evict kept (valid until the next call). NULL when @psn
+ * is not within sb_cap of next_psn, or was never resent. */
+struct sb_entry *mrcp__qp_sb_past(struct qp *qp, uint32_t psn);
+/* Room in the scoreboard for PSN next_psn: false means wait. */
+static inline bool mrcp__qp_sb_room(struct qp *qp)
+{
+	return (uint32_t)mrcp_psn_diff(qp->next_psn, qp->snd_una) <= qp->sb_mask || mrcp__qp_sb_grow(qp);
+}
+/* Room in the message ring for MSN @msn, which is within rm_cap of rcv_msn. */
+static inline bool mrcp__qp_rm_room(struct qp *qp, uint16_t msn)
+{
+	return (uint32_t)mrcp_msn_diff(msn, qp->rcv_msn) <= qp->rm_mask || mrcp__qp_rm_grow(qp, msn);
+}
+/* Bytes @qp allocated beyond its slot (mrcp_engine_mem). */
+uint64_t mrcp__qp_mem(const struct qp *qp);
 void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status);
 void mrcp__qp_flush(struct mrcp_engine *e, struct qp *qp, uint8_t first_status);
 void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp);

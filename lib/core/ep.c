@@ -84,7 +84,7 @@ uint64_t mrcp__ep_deadline(const struct mrcp_engine *e)
 {
 	uint64_t d = UINT64_MAX;
 
-	for (uint32_t i = 0; i < e->cfg.max_peers; i++) {
+	for (uint32_t i = 0; i < e->peers_hw; i++) { /* the slots ever used */
 		const struct peer *p = &e->peers[i];
 		if (!p->used)
 			continue;
@@ -135,7 +135,7 @@ static void send_psu(struct mrcp_engine *e, struct peer *p)
 
 void mrcp__ep_on_timer(struct mrcp_engine *e)
 {
-	for (uint32_t i = 0; i < e->cfg.max_peers; i++) {
+	for (uint32_t i = 0; i < e->peers_hw; i++) { /* the slots ever used */
 		struct peer *p = &e->peers[i];
 		if (!p->used)
 			continue;
@@ -184,7 +184,7 @@ int mrcp_port_set_link(struct mrcp_engine *e, uint8_t port, bool up, uint64_t no
 		mrcp__qp_arm(e, qp);
 	}
 	/* ...and tell every peer node with a live QP, acknowledged, 3 tries */
-	for (uint32_t i = 0; i < e->cfg.max_peers; i++) {
+	for (uint32_t i = 0; i < e->peers_hw; i++) { /* the slots ever used */
 		struct peer *p = &e->peers[i];
 		if (!p->used || p->n_qps == 0)
 			continue;

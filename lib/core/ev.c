@@ -203,6 +203,180 @@ static uint64_t ev_time_min(uint64_t a, uint64_t b)
 	return mrcp_time_lt(b, a) ? b : a;
 }
 
+/* ---- the deadline index ------------------------------------------------------
+ *
+ * Where an EV's next deadline can come from (mrcp_ev_next_deadline): a SKIP
+ * hold (D43) or, for an ASSUMED_BAD EV, its next probe or its outstanding
+ * probe's timeout (D45). The set keeps those EVs filed so that the earliest
+ * is at hand: SKIP EVs on a list in the order their holds began (a hold that
+ * restarts moves to the tail), and ASSUMED_BAD EVs in one of two binary
+ * heaps, "waiting" by probe_next_ns and "outstanding" by probe_sent_ns.
+ * Every change to an EV's state, skip_* or probe_* fields ends with
+ * ev_dl_update() (and a SKIP hold that begins or restarts with
+ * ev_dl_skip_restart()); nothing else touches dl_*.
+ *
+ * The list order is the order of the calls, so its skip_rotation values
+ * never decrease along it (the rotation only grows): the EVs a new rotation
+ * has released are a prefix, and, time not going backwards, the head holds
+ * the oldest hold of them. */
+
+enum { DL_NONE = 0, DL_SKIP, DL_WAIT, DL_OUT };
+
+static uint64_t dl_key(const struct mrcp_ev_set *s, uint16_t idx)
+{
+	const struct mrcp_ev *e = &s->evs[idx];
+
+	return e->dl_where == DL_OUT ? e->probe_sent_ns : e->probe_next_ns;
+}
+
+/* The heap @where lives in: its base in dl_heap and its size. */
+static uint16_t *dl_heap_of(struct mrcp_ev_set *s, uint8_t where, uint16_t **n)
+{
+	if (where == DL_OUT) {
+		*n = &s->n_out;
+		return s->dl_heap + s->n_evs;
+	}
+	*n = &s->n_wait;
+	return s->dl_heap;
+}
+
+static void dl_heap_set(struct mrcp_ev_set *s, uint16_t *h, uint16_t pos, uint16_t idx)
+{
+	h[pos] = idx;
+	s->evs[idx].dl_pos = pos;
+}
+
+/* Move the entry at @pos up or down until the heap is in order again. */
+static void dl_heap_fix(struct mrcp_ev_set *s, uint16_t *h, uint16_t n, uint16_t pos)
+{
+	uint16_t idx = h[pos];
+	uint64_t k = dl_key(s, idx);
+
+	while (pos > 0) {
+		uint16_t up = (uint16_t)((pos - 1u) / 2u);
+
+		if (!mrcp_time_lt(k, dl_key(s, h[up])))
+			break;
+		dl_heap_set(s, h, pos, h[up]);
+		pos = up;
+	}
+	for (;;) {
+		unsigned c = 2u * pos + 1u;
+
+		if (c >= n)
+			break;
+		if (c + 1u < n && mrcp_time_lt(dl_key(s, h[c + 1u]), dl_key(s, h[c])))
+			c++;
+		if (!mrcp_time_lt(dl_key(s, h[c]), k))
+			break;
+		dl_heap_set(s, h, pos, h[c]);
+		pos = (uint16_t)c;
+	}
+	dl_heap_set(s, h, pos, idx);
+}
+
+static void dl_unfile(struct mrcp_ev_set *s, uint16_t idx)
+{
+	struct mrcp_ev *e = &s->evs[idx];
+	uint16_t *h, *n;
+
+	switch (e->dl_where) {
+	case DL_SKIP:
+		if (e->dl_prev != MRCP_EV_IDX_NONE)
+			s->evs[e->dl_prev].dl_next = e->dl_next;
+		else
+			s->skip_head = e->dl_next;
+		if (e->dl_next != MRCP_EV_IDX_NONE)
+			s->evs[e->dl_next].dl_prev = e->dl_prev;
+		else
+			s->skip_tail = e->dl_prev;
+		break;
+	case DL_WAIT:
+	case DL_OUT: {
+		uint16_t pos = e->dl_pos, last;
+
+		h = dl_heap_of(s, e->dl_where, &n);
+		last = h[--*n];
+		if (pos < *n) {
+			dl_heap_set(s, h, pos, last);
+			dl_heap_fix(s, h, *n, pos);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	e->dl_where = DL_NONE;
+}
+
+static void dl_file_heap(struct mrcp_ev_set *s, uint16_t idx, uint8_t where)
+{
+	uint16_t *n, *h = dl_heap_of(s, where, &n);
+
+	uint16_t pos = (*n)++;
+
+	s->evs[idx].dl_where = where;
+	dl_heap_set(s, h, pos, idx);
+	dl_heap_fix(s, h, *n, pos);
+}
+
+/* EV @idx's SKIP hold began or restarted: to the tail of the SKIP list. */
+static void ev_dl_skip_restart(struct mrcp_ev_set *s, uint16_t idx)
+{
+	struct mrcp_ev *e = &s->evs[idx];
+
+	dl_unfile(s, idx);
+	e->dl_where = DL_SKIP;
+	e->dl_next = MRCP_EV_IDX_NONE;
+	e->dl_prev = s->skip_tail;
+	if (s->skip_tail != MRCP_EV_IDX_NONE)
+		s->evs[s->skip_tail].dl_next = idx;
+	else
+		s->skip_head = idx;
+	s->skip_tail = idx;
+}
+
+/* File EV @idx where its state and probe fields now say it belongs. */
+static void ev_dl_update(struct mrcp_ev_set *s, uint16_t idx)
+{
+	const struct mrcp_ev *e = &s->evs[idx];
+	uint8_t want = DL_NONE;
+
+	if (e->state == MRCP_EV_SKIP)
+		want = DL_SKIP;
+	else if (e->state == MRCP_EV_ASSUMED_BAD)
+		want = e->probe_sent_ns != 0 ? DL_OUT : DL_WAIT;
+	if (want == DL_SKIP) {
+		if (e->dl_where != DL_SKIP)
+			ev_dl_skip_restart(s, idx);
+		return;
+	}
+	/* a heap key may have changed too: file it afresh */
+	dl_unfile(s, idx);
+	if (want != DL_NONE)
+		dl_file_heap(s, idx, want);
+}
+
+/* The deadline heap's top (its EV index), or MRCP_EV_IDX_NONE. */
+static uint16_t dl_top(const struct mrcp_ev_set *s, uint8_t where)
+{
+	if (where == DL_OUT)
+		return s->n_out ? s->dl_heap[s->n_evs] : MRCP_EV_IDX_NONE;
+	return s->n_wait ? s->dl_heap[0] : MRCP_EV_IDX_NONE;
+}
+
+static int dl_cmp_idx(const void *a, const void *b)
+{
+	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
+}
+
+static int dl_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* ---- permutation (D42) ------------------------------------------------------ */
 
 static void ev_perm_shuffle(struct mrcp_ev_set *s)
@@ -449,7 +623,8 @@ int mrcp_ev_set_init(struct mrcp_ev_set *s, const struct mrcp_ev_config *cfg,
 	s->evs = calloc(n_evs, sizeof(*s->evs));
 	s->perm = calloc(n_evs, sizeof(*s->perm));
 	s->hash = calloc(hash_size, sizeof(*s->hash));
-	if (s->evs == NULL || s->perm == NULL || s->hash == NULL) {
+	s->dl_heap = calloc(2u * n_evs, sizeof(*s->dl_heap));
+	if (s->evs == NULL || s->perm == NULL || s->hash == NULL || s->dl_heap == NULL) {
 		mrcp_ev_set_fini(s);
 		return -ENOMEM;
 	}
@@ -460,6 +635,7 @@ int mrcp_ev_set_init(struct mrcp_ev_set *s, const struct mrcp_ev_config *cfg,
 	s->on_change = on_change;
 	s->on_change_ctx = ctx;
 	s->port_up_local = s->port_up_remote = (1u << c.n_ports) - 1u;
+	s->skip_head = s->skip_tail = MRCP_EV_IDX_NONE;
 
 	/* EVs are grouped by plane; within a plane the first share are
 	 * active, the rest backups (D41). EVs of plane p use port p (D49). */
@@ -472,6 +648,7 @@ int mrcp_ev_set_init(struct mrcp_ev_set *s, const struct mrcp_ev_config *cfg,
 		e->port = (uint8_t)(plane + 1u);
 		e->state = MRCP_EV_GOOD;
 		e->probation = 1; /* D65: nothing it carried was acknowledged yet */
+		e->dl_prev = e->dl_next = MRCP_EV_IDX_NONE;
 		if (i % per < share) {
 			e->pool = MRCP_EV_POOL_ACTIVE;
 			s->perm[s->n_perm++] = (uint16_t)i;
@@ -495,9 +672,13 @@ void mrcp_ev_set_fini(struct mrcp_ev_set *s)
 	free(s->evs);
 	free(s->perm);
 	free(s->hash);
+	free(s->dl_heap);
 	s->evs = NULL;
 	s->perm = NULL;
 	s->hash = NULL;
+	s->dl_heap = NULL;
+	s->n_wait = s->n_out = 0;
+	s->skip_head = s->skip_tail = MRCP_EV_IDX_NONE;
 	s->n_evs = 0;
 	s->n_perm = 0;
 	s->perm_pos = 0;
@@ -650,6 +831,7 @@ static enum mrcp_ev_state ev_apply(struct mrcp_ev_set *s, int idx, uint8_t event
 		/* D43: the hold starts (or restarts) now, in this rotation */
 		e->skip_since_ns = now_ns;
 		e->skip_rotation = s->rotation;
+		ev_dl_skip_restart(s, (uint16_t)idx);
 	}
 	if (to == from)
 		return (enum mrcp_ev_state)from; /* SKIP refresh: no state change */
@@ -664,6 +846,7 @@ static enum mrcp_ev_state ev_apply(struct mrcp_ev_set *s, int idx, uint8_t event
 		ev_retire(s, idx, to, now_ns);
 	else if (from == MRCP_EV_ASSUMED_BAD || from == MRCP_EV_DENIED)
 		ev_rejoin(s, idx);
+	ev_dl_update(s, (uint16_t)idx);
 	ev_notify(s, idx, from, event, floored);
 	return (enum mrcp_ev_state)to;
 }
@@ -782,7 +965,7 @@ int mrcp__ev_select_walk(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, ui
 /* ---- resurrection probes (D45) ---------------------------------------------- */
 
 /* An unanswered probe, or one answered ALWAYS_SKIP: back off, start over. */
-static void ev_probe_unanswered(const struct mrcp_ev_set *s, struct mrcp_ev *e, uint64_t now_ns)
+static void ev_probe_unanswered(struct mrcp_ev_set *s, struct mrcp_ev *e, uint64_t now_ns)
 {
 	uint64_t iv = e->probe_interval_ns * 2;
 
@@ -791,49 +974,72 @@ static void ev_probe_unanswered(const struct mrcp_ev_set *s, struct mrcp_ev *e, 
 	e->probe_sent_ns = 0;
 	/* the next probe is one interval after the outcome was known */
 	e->probe_next_ns = now_ns + e->probe_interval_ns;
+	ev_dl_update(s, (uint16_t)(e - s->evs));
 }
 
 unsigned mrcp_ev_probes_due(struct mrcp_ev_set *s, uint64_t now_ns, uint64_t timeout_ns, uint16_t *out, unsigned max)
 {
-	unsigned n = 0;
+	uint16_t due[MRCP_EV_MAX];
+	unsigned n = 0, k = 0;
+	uint16_t idx;
 
 	s->probe_timeout_ns = timeout_ns;
 	if (s->n_not_good == 0)
 		return 0;
-	for (unsigned i = 0; i < s->n_evs; i++) {
-		struct mrcp_ev *e = &s->evs[i];
-
-		if (e->state == MRCP_EV_SKIP && ev_skip_due(s, e, now_ns))
-			ev_apply(s, (int)i, MRCP_EV_EVT_SKIP_EXPIRED, ev_cell(e, MRCP_EV_EVT_SKIP_EXPIRED), now_ns);
-		else if (e->state == MRCP_EV_ASSUMED_BAD && e->probe_sent_ns != 0 &&
-			 mrcp_time_le(e->probe_sent_ns + timeout_ns, now_ns))
-			ev_probe_unanswered(s, e, now_ns);
-	}
+	/* D43: the SKIPs that are due, a prefix of the SKIP list, expire in
+	 * EV order */
+	for (idx = s->skip_head; idx != MRCP_EV_IDX_NONE && ev_skip_due(s, &s->evs[idx], now_ns);
+	     idx = s->evs[idx].dl_next)
+		due[k++] = idx;
+	if (k > 1)
+		qsort(due, k, sizeof(due[0]), dl_cmp_idx);
+	for (unsigned i = 0; i < k; i++)
+		ev_apply(s, due[i], MRCP_EV_EVT_SKIP_EXPIRED, ev_cell(&s->evs[due[i]], MRCP_EV_EVT_SKIP_EXPIRED), now_ns);
+	/* D45: probes unanswered for timeout_ns */
+	while ((idx = dl_top(s, DL_OUT)) != MRCP_EV_IDX_NONE &&
+	       mrcp_time_le(s->evs[idx].probe_sent_ns + timeout_ns, now_ns))
+		ev_probe_unanswered(s, &s->evs[idx], now_ns);
 
 	/* D45: at most probe_budget probes per base_rtt window */
 	if (mrcp_time_le(s->probe_window_start_ns + s->cfg.base_rtt_ns, now_ns)) {
 		s->probe_window_start_ns = now_ns;
 		s->probes_in_window = 0;
 	}
-	/* Scan from where the last scan stopped, so a tight budget still
-	 * reaches every retired EV in turn. */
-	for (unsigned k = 0, start = s->probe_cursor;
-	     k < s->n_evs && n < max && s->probes_in_window < s->cfg.probe_budget; k++) {
-		unsigned i = (start + k) % s->n_evs;
-		struct mrcp_ev *e = &s->evs[i];
+	if (max == 0 || s->probes_in_window >= s->cfg.probe_budget)
+		return 0;
+	/* Every EV whose probe is due, taken in EV order from where the last
+	 * round stopped, so a tight budget still reaches each in turn; the
+	 * ones left over stay due. */
+	k = 0;
+	while ((idx = dl_top(s, DL_WAIT)) != MRCP_EV_IDX_NONE && !mrcp_time_lt(now_ns, s->evs[idx].probe_next_ns)) {
+		dl_unfile(s, idx);
+		/* sort key: the distance from the cursor, in the high bits */
+		due[k++] = idx;
+	}
+	if (k > 1) {
+		uint32_t key[MRCP_EV_MAX];
 
-		if (e->state != MRCP_EV_ASSUMED_BAD || e->probe_sent_ns != 0 ||
-		    mrcp_time_lt(now_ns, e->probe_next_ns))
-			continue;
-		/* probe_sent_ns = 0 means none outstanding; a probe sent at
-		 * exactly now_ns = 0 is not possible, the first one comes
-		 * probe_first_ns after retirement */
-		e->probe_sent_ns = now_ns;
-		e->probe_id = ++s->probe_seq;
-		e->c.probes_sent++;
-		s->probes_in_window++;
-		out[n++] = (uint16_t)i;
-		s->probe_cursor = (uint16_t)((i + 1u) % s->n_evs);
+		for (unsigned i = 0; i < k; i++)
+			key[i] = (uint32_t)((due[i] + s->n_evs - s->probe_cursor) % s->n_evs) << 16 | due[i];
+		qsort(key, k, sizeof(key[0]), dl_cmp_u32);
+		for (unsigned i = 0; i < k; i++)
+			due[i] = (uint16_t)key[i];
+	}
+	for (unsigned i = 0; i < k; i++) {
+		struct mrcp_ev *e = &s->evs[due[i]];
+
+		if (n < max && s->probes_in_window < s->cfg.probe_budget) {
+			/* probe_sent_ns = 0 means none outstanding; a probe sent
+			 * at exactly now_ns = 0 is not possible, the first one
+			 * comes probe_first_ns after retirement */
+			e->probe_sent_ns = now_ns;
+			e->probe_id = ++s->probe_seq;
+			e->c.probes_sent++;
+			s->probes_in_window++;
+			out[n++] = due[i];
+			s->probe_cursor = (uint16_t)((due[i] + 1u) % s->n_evs);
+		}
+		ev_dl_update(s, due[i]);
 	}
 	return n;
 }
@@ -859,6 +1065,7 @@ void mrcp_ev_probe_answer(struct mrcp_ev_set *s, int idx, uint8_t m, uint64_t no
 	e->probe_last_m = m == MRCP_VERDICT_SKIP_ONCE ? MRCP_VERDICT_SKIP_ONCE : MRCP_VERDICT_NONE;
 	e->probe_sent_ns = 0;
 	e->probe_next_ns = now_ns + e->probe_interval_ns;
+	ev_dl_update(s, (uint16_t)idx);
 	if (e->probe_ok_run >= s->cfg.probe_ok_needed) {
 		uint8_t event = e->probe_last_m == MRCP_VERDICT_SKIP_ONCE ? MRCP_EV_EVT_PROBE_OK_SKIP
 									 : MRCP_EV_EVT_PROBE_OK_NONE;
@@ -869,36 +1076,40 @@ void mrcp_ev_probe_answer(struct mrcp_ev_set *s, int idx, uint8_t m, uint64_t no
 
 uint64_t mrcp_ev_next_deadline(const struct mrcp_ev_set *s)
 {
-	uint64_t best = UINT64_MAX, budget_open = 0;
-	bool any = false, budget_spent = s->probes_in_window >= s->cfg.probe_budget;
+	uint64_t best = UINT64_MAX;
+	bool any = false;
+	uint16_t idx;
 
 	if (s->n_not_good == 0)
-		return UINT64_MAX; /* the common case, kept O(1) */
-	if (budget_spent)
-		budget_open = s->probe_window_start_ns + s->cfg.base_rtt_ns;
-	for (unsigned i = 0; i < s->n_evs; i++) {
-		const struct mrcp_ev *e = &s->evs[i];
-		uint64_t t;
+		return UINT64_MAX; /* the common case */
+	/* D43: the oldest SKIP a new rotation has released (one begun in
+	 * this rotation waits for selection to start the next: time alone
+	 * cannot expire it) */
+	idx = s->skip_head;
+	if (idx != MRCP_EV_IDX_NONE && s->evs[idx].skip_rotation != s->rotation) {
+		best = s->evs[idx].skip_since_ns + s->cfg.base_rtt_ns;
+		any = true;
+	}
+	/* D45: the first outstanding probe to time out */
+	idx = dl_top(s, DL_OUT);
+	if (idx != MRCP_EV_IDX_NONE) {
+		uint64_t t = s->evs[idx].probe_sent_ns + s->probe_timeout_ns;
 
-		if (e->state == MRCP_EV_SKIP) {
-			/* D43 needs a new rotation, which only selection makes;
-			 * until then time alone cannot expire it */
-			if (e->skip_rotation == s->rotation)
-				continue;
-			t = e->skip_since_ns + s->cfg.base_rtt_ns;
-		} else if (e->state == MRCP_EV_ASSUMED_BAD) {
-			if (e->probe_sent_ns != 0) {
-				t = e->probe_sent_ns + s->probe_timeout_ns;
-			} else {
-				t = e->probe_next_ns;
-				if (budget_spent && mrcp_time_lt(t, budget_open))
-					t = budget_open;
-			}
-		} else {
-			continue;
-		}
 		best = any ? ev_time_min(best, t) : t;
 		any = true;
+	}
+	/* D45: the next probe due, once the budget window allows */
+	idx = dl_top(s, DL_WAIT);
+	if (idx != MRCP_EV_IDX_NONE) {
+		uint64_t t = s->evs[idx].probe_next_ns;
+
+		if (s->probes_in_window >= s->cfg.probe_budget) {
+			uint64_t open = s->probe_window_start_ns + s->cfg.base_rtt_ns;
+
+			if (mrcp_time_lt(t, open))
+				t = open;
+		}
+		best = any ? ev_time_min(best, t) : t;
 	}
 	return best;
 }

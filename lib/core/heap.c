@@ -33,11 +33,20 @@ static inline bool before(const struct mrcp_heap_ent *a, const struct mrcp_heap_
 int mrcp_heap_push(struct mrcp_heap *h, const struct mrcp_heap_ent *e)
 {
 	struct mrcp_heap_ent x = *e;
-	uint32_t i;
 
 	if (h->n >= h->cap)
 		return -ENOSPC;
 	x.seq = h->next_seq++;
+	return mrcp_heap_push_seq(h, &x);
+}
+
+int mrcp_heap_push_seq(struct mrcp_heap *h, const struct mrcp_heap_ent *e)
+{
+	struct mrcp_heap_ent x = *e;
+	uint32_t i;
+
+	if (h->n >= h->cap)
+		return -ENOSPC;
 	/* sift up: move parents down into the hole until @x fits */
 	for (i = h->n++; i > 0;) {
 		uint32_t up = (i - 1) / 2;

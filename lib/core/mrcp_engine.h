@@ -71,6 +71,16 @@ struct mrcp_engine_config {
 	uint8_t shard;            /**< D63: this engine's index among the node's engines
 	                           *   (0..MRCP_SHARDS-1, default 0): the top bits of its
 	                           *   QPNs and bits 23:16 of its endpoint request PSNs */
+	bool preallocate;         /**< allocate every ring and table at its full size
+	                           *   up front (the engine's CQ, event and control
+	                           *   rings at create; a QP's send and receive
+	                           *   queues, scoreboard and message ring at create
+	                           *   and connect). Default false: each starts at 16
+	                           *   entries and doubles, up to its configured size,
+	                           *   when what is outstanding outgrows it; a doubling
+	                           *   that fails counts as the structure being full */
+	uint32_t timer_slots;     /**< timing-wheel slots of 1.024 us, a power of two
+	                           *   >= 64; default 4096 (one round is 4.2 ms) */
 };
 
 /** D63: a node may run up to MRCP_SHARDS engines (one per lcore). */
@@ -84,8 +94,10 @@ static inline unsigned mrcp_ep_psn_shard(uint32_t psn) { return (psn >> 16) & (M
 /** Fill @c with the defaults of docs/protocol.md (D25, D32, D41, D52...). */
 void mrcp_engine_config_defaults(struct mrcp_engine_config *c);
 
-/** @return 0 and *@out, -EINVAL for a bad config, -ENOMEM. Allocates all
- *  per-engine pools; nothing on the per-packet path allocates afterwards. */
+/** @return 0 and *@out, -EINVAL for a bad config, -ENOMEM. Allocates the
+ *  per-engine pools; afterwards only a ring or table that doubles (sizing by
+ *  use, see preallocate) allocates on the packet path, at most log2 of its
+ *  size times over its life. */
 int mrcp_engine_create(const struct mrcp_engine_config *c, struct mrcp_engine **out);
 void mrcp_engine_destroy(struct mrcp_engine *e);
 
@@ -445,6 +457,20 @@ struct mrcp_qp_info {
 };
 
 void mrcp_engine_counters(const struct mrcp_engine *e, struct mrcp_engine_counters *out);
+
+/** What an engine has allocated, in bytes as asked of malloc (its own
+ *  overhead not counted). Grows with use (preallocate off), never shrinks. */
+struct mrcp_engine_mem {
+	uint64_t engine_bytes;    /**< the engine: itself, its unused QP slots, MR and peer
+	                           *   tables, CQ / event / control rings, timing
+	                           *   wheel, the per-peer QPCCs */
+	uint64_t qp_bytes;        /**< its QPs, each a slot plus what it allocated:
+	                           *   send and receive queues, scoreboard, message
+	                           *   ring, receive bitmap, EV set, own QPCC */
+	uint32_t qps;             /**< QPs in use */
+};
+void mrcp_engine_mem(const struct mrcp_engine *e, struct mrcp_engine_mem *out);
+
 /** @return 0, -ENOENT. */
 int mrcp_qp_info(const struct mrcp_engine *e, uint32_t qpn, struct mrcp_qp_info *out);
 /** The QP's EV set, read-only (states, counters) or NULL. */

@@ -105,6 +105,8 @@ struct mrcp_ev {
 	uint8_t pool;             /**< enum mrcp_ev_pool */
 	uint8_t loss_hist;        /**< D30: losses among the last 8 sends */
 	uint32_t skip_rotation;   /**< D43: rotation number when SKIP began */
+	uint16_t dl_prev, dl_next;/**< the set's SKIP list while SKIP (ev.c's
+				       deadline index; MRCP_EV_IDX_NONE ends) */
 	uint16_t held;            /**< D65: suspect PSNs last sent on it, and its
 				       probation packet; while nonzero selection
 				       passes it over, its state unchanged */
@@ -120,6 +122,8 @@ struct mrcp_ev {
 	uint16_t probe_id;
 	uint8_t probe_ok_run;     /**< consecutive answers */
 	uint8_t probe_last_m;     /**< verdict of the last answer */
+	uint16_t dl_pos;          /**< its place in the set's probe heap (ASSUMED_BAD) */
+	uint8_t dl_where;         /**< which deadline structure holds it (ev.c) */
 	struct mrcp_ev_counters c;
 };
 
@@ -171,6 +175,15 @@ struct mrcp_ev_set {
 	uint16_t probe_cursor;    /**< where the next probe scan starts (fairness) */
 	uint64_t probe_timeout_ns;/**< last @timeout_ns given to mrcp_ev_probes_due,
 				       ns; mrcp_ev_next_deadline uses it */
+	/* The deadline index (ev.c), so that mrcp_ev_next_deadline is O(1)
+	 * and mrcp_ev_probes_due O(log n) per EV it acts on, whatever the
+	 * states: the SKIP EVs in the order their holds began (D43), and two
+	 * binary heaps of ASSUMED_BAD EVs, those waiting for their next probe
+	 * by probe_next_ns and those with a probe outstanding by
+	 * probe_sent_ns (D45). */
+	uint16_t skip_head, skip_tail;
+	uint16_t *dl_heap;        /**< [0, n_wait) waiting, [n_evs, n_evs + n_out) outstanding */
+	uint16_t n_wait, n_out;
 	struct mrcp_prng *prng;   /**< the engine's generator */
 	mrcp_ev_change_fn on_change;
 	void *on_change_ctx;
@@ -307,7 +320,10 @@ unsigned mrcp_ev_probes_due(struct mrcp_ev_set *s, uint64_t now_ns, uint64_t tim
 void mrcp_ev_probe_answer(struct mrcp_ev_set *s, int idx, uint8_t m, uint64_t now_ns);
 
 /** The earliest time mrcp_ev_probes_due or a SKIP expiry has work, or
- *  UINT64_MAX. Lets the QP arm one timer. */
+ *  UINT64_MAX. Lets the QP arm one timer. O(1): read off the deadline index,
+ *  which assumes now_ns never decreases from one call into the set to the
+ *  next (architecture.md §4); if it did, a SKIP could expire late, never
+ *  early. */
 uint64_t mrcp_ev_next_deadline(const struct mrcp_ev_set *s);
 
 /** D48: reverse EV index for plane @port (1-based), -1 if none usable. */

@@ -49,6 +49,12 @@ void mrcp_heap_resize(struct mrcp_heap *h, struct mrcp_heap_ent *storage, uint32
  *  @return 0, or -ENOSPC if @h is full (nothing changes). */
 int mrcp_heap_push(struct mrcp_heap *h, const struct mrcp_heap_ent *e);
 
+/** Add a copy of @e with the seq it carries, which must differ from every
+ *  other entry's (for a caller that numbers entries across several heaps,
+ *  as mrcp_calq.h does); next_seq is left alone.
+ *  @return 0, or -ENOSPC if @h is full (nothing changes). */
+int mrcp_heap_push_seq(struct mrcp_heap *h, const struct mrcp_heap_ent *e);
+
 /** Take the entry that leaves next into @out.
  *  @return false if @h is empty (@out untouched). */
 bool mrcp_heap_pop(struct mrcp_heap *h, struct mrcp_heap_ent *out);

@@ -197,6 +197,7 @@ static struct peer *peer_get(struct mrcp_engine *e, const struct mrcp_conn_info 
 			p->port_addr[k] = ci->port_addr[k].family ? ci->port_addr[k] : ci->node_addr;
 		p->remote_up = ci->port_status_mask;
 		p->qps_head = NIL;
+		mrcp__peer_added(e, p);
 		return p;
 	}
 	return NULL;
@@ -262,10 +263,13 @@ int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t
 	qp->T_ns = 1024ull << qp->timeout; /* 1.024 us x 2^timeout */
 	qp->rW = 128u * (attr.mpr ? attr.mpr : e->cfg.mpr);
 	qp->max_wimm_local = attr.max_wimm ? attr.max_wimm : e->cfg.max_wimm;
-	qp->sq_mask = mrcp__pow2_at_least(attr.sq_depth ? attr.sq_depth : e->cfg.sq_depth) - 1;
-	qp->rq_mask = mrcp__pow2_at_least(attr.rq_depth ? attr.rq_depth : e->cfg.rq_depth) - 1;
+	qp->sq_cap = mrcp__pow2_at_least(attr.sq_depth ? attr.sq_depth : e->cfg.sq_depth);
+	qp->rq_cap = mrcp__pow2_at_least(attr.rq_depth ? attr.rq_depth : e->cfg.rq_depth);
+	qp->rm_cap = mrcp__pow2_at_least(qp->rW);
+	qp->sq_mask = mrcp__first_size(&e->cfg, qp->sq_cap) - 1;
+	qp->rq_mask = mrcp__first_size(&e->cfg, qp->rq_cap) - 1;
 	qp->rbits_mask = mrcp__pow2_at_least(qp->rW < 64 ? 64 : qp->rW) - 1;
-	qp->rm_mask = mrcp__pow2_at_least(qp->rW) - 1;
+	qp->rm_mask = mrcp__first_size(&e->cfg, qp->rm_cap) - 1;
 	qp->sq = calloc(qp->sq_mask + 1, sizeof(*qp->sq));
 	qp->rq = calloc(qp->rq_mask + 1, sizeof(*qp->rq));
 	qp->rbits = calloc((qp->rbits_mask + 1) / 64, sizeof(*qp->rbits));
@@ -385,7 +389,8 @@ int mrcp_qp_connect(struct mrcp_engine *e, uint32_t qpn, const struct mrcp_conn_
 	if (ci->mpr_dest < mpr)
 		mpr = ci->mpr_dest;
 	qp->W = 128u * mpr;
-	qp->sb_mask = mrcp__pow2_at_least(qp->W) - 1;
+	qp->sb_cap = mrcp__pow2_at_least(qp->W);
+	qp->sb_mask = mrcp__first_size(&e->cfg, qp->sb_cap) - 1;
 	qp->sb = calloc(qp->sb_mask + 1, sizeof(*qp->sb));
 	if (qp->sb == NULL)
 		return -ENOMEM;
@@ -526,6 +531,8 @@ void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp)
 	free(qp->rbits);
 	free(qp->rm);
 	free(qp->sb);
+	free(qp->sbp);
+	qp->sbp = NULL;
 	qp->sq = NULL;
 	qp->rq = NULL;
 	qp->rbits = NULL;
@@ -547,6 +554,156 @@ int mrcp_qp_destroy(struct mrcp_engine *e, uint32_t qpn, uint64_t now_ns)
 	return 0;
 }
 
+/* ---- sizing by use ---------------------------------------------------------------------- */
+
+/* The kept record of PSN @psn (mrcp__qp_sb_evict), or NULL. The records
+ * are in PSN order. */
+static const struct sb_past *sb_past_find(const struct qp *qp, uint32_t psn)
+{
+	uint32_t lo = qp->sbp_head, hi = qp->sbp_tail;
+
+	while (lo != hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct sb_past *r = &qp->sbp[mid & qp->sbp_mask];
+
+		if (r->psn == psn)
+			return r;
+		if (mrcp_psn_lt(r->psn, psn))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Forget the kept records no full-size scoreboard would hold any more. */
+static void sb_past_expire(struct qp *qp)
+{
+	uint32_t oldest = mrcp_psn_add(qp->next_psn, -(int32_t)qp->sb_cap);
+
+	while (qp->sbp_head != qp->sbp_tail && mrcp_psn_lt(qp->sbp[qp->sbp_head & qp->sbp_mask].psn, oldest))
+		qp->sbp_head++;
+}
+
+void mrcp__qp_sb_evict(struct qp *qp, uint32_t psn)
+{
+	uint32_t n = qp->sb_mask + 1;
+	const struct sb_entry *old = &qp->sb[psn & qp->sb_mask];
+	struct sb_past *r;
+
+	if (n >= qp->sb_cap)
+		return; /* a full-size scoreboard overwrites it too */
+	sb_past_expire(qp);
+	if (qp->sbp == NULL) {
+		qp->sbp = calloc(MRCP_GROW_FIRST, sizeof(*qp->sbp));
+		qp->sbp_mask = MRCP_GROW_FIRST - 1;
+		if (qp->sbp == NULL)
+			return;
+	} else if (qp->sbp_tail - qp->sbp_head > qp->sbp_mask) {
+		r = mrcp__ring_grow(qp->sbp, &qp->sbp_mask, qp->sbp_head, qp->sbp_tail, sizeof(*r), qp->sb_cap);
+		if (r == NULL)
+			qp->sbp_head++; /* out of memory: the oldest goes */
+		else
+			qp->sbp = r;
+	}
+	r = &qp->sbp[qp->sbp_tail++ & qp->sbp_mask];
+	r->psn = mrcp_psn_add(psn, -(int32_t)n);
+	r->sent_ns = old->sent_ns;
+	r->tx_count = old->tx_count;
+	r->rtx_cause = old->rtx_cause;
+}
+
+struct sb_entry *mrcp__qp_sb_past(struct qp *qp, uint32_t psn)
+{
+	const struct sb_past *r;
+
+	if (mrcp_psn_lt(psn, mrcp_psn_add(qp->next_psn, -(int32_t)qp->sb_cap)) || !mrcp_psn_lt(psn, qp->next_psn))
+		return NULL;
+	if (!mrcp_psn_lt(psn, mrcp_psn_add(qp->next_psn, -(int32_t)qp->sb_mask - 1)))
+		return &qp->sb[psn & qp->sb_mask];
+	sb_past_expire(qp);
+	r = sb_past_find(qp, psn);
+	if (r == NULL)
+		return NULL;
+	/* acknowledged: no flags, nothing charged (ack_through and the SACK
+	 * path settle every charge) */
+	memset(&qp->sbp_view, 0, sizeof(qp->sbp_view));
+	qp->sbp_view.sent_ns = r->sent_ns;
+	qp->sbp_view.tx_count = r->tx_count;
+	qp->sbp_view.rtx_cause = r->rtx_cause;
+	return &qp->sbp_view;
+}
+
+bool mrcp__qp_sb_grow(struct qp *qp)
+{
+	uint32_t n = qp->sb_mask + 1, nn = 2 * n;
+	struct sb_entry *sb;
+
+	if (n >= qp->sb_cap || (sb = calloc(nn, sizeof(*sb))) == NULL)
+		return false;
+	/* Every slot is the PSN of [next_psn - n, next_psn) that maps to it,
+	 * live or acknowledged (check_spurious reads those too): each moves to
+	 * its PSN's new slot. The new slots are PSNs [next_psn - nn, next_psn
+	 * - n), rebuilt from the kept records of the retransmitted ones. */
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t psn = mrcp_psn_add(qp->next_psn, (int32_t)k - (int32_t)n);
+
+		sb[psn & (nn - 1)] = qp->sb[psn & (n - 1)];
+	}
+	sb_past_expire(qp);
+	while (qp->sbp_head != qp->sbp_tail) {
+		const struct sb_past *r = &qp->sbp[(qp->sbp_tail - 1) & qp->sbp_mask];
+		struct sb_entry *en = &sb[r->psn & (nn - 1)];
+
+		if (mrcp_psn_lt(r->psn, mrcp_psn_add(qp->next_psn, -(int32_t)nn)))
+			break;
+		en->sent_ns = r->sent_ns;
+		en->tx_count = r->tx_count;
+		en->rtx_cause = r->rtx_cause;
+		qp->sbp_tail--;
+	}
+	free(qp->sb);
+	qp->sb = sb;
+	qp->sb_mask = nn - 1;
+	return true;
+}
+
+bool mrcp__qp_rm_grow(struct qp *qp, uint16_t msn)
+{
+	uint32_t n = qp->rm_mask + 1, nn = 2 * n;
+	struct rmsg *rm;
+
+	while (nn <= (uint32_t)mrcp_msn_diff(msn, qp->rcv_msn) && nn < qp->rm_cap)
+		nn *= 2;
+	if (n >= qp->rm_cap || (rm = calloc(nn, sizeof(*rm))) == NULL)
+		return false;
+	/* the open messages are within n of rcv_msn: each to its MSN's slot */
+	for (uint32_t k = 0; k < n; k++)
+		if (qp->rm[k].used)
+			rm[qp->rm[k].msn & (nn - 1)] = qp->rm[k];
+	free(qp->rm);
+	qp->rm = rm;
+	qp->rm_mask = nn - 1;
+	return true;
+}
+
+uint64_t mrcp__qp_mem(const struct qp *qp)
+{
+	uint64_t b = (uint64_t)(qp->sq_mask + 1) * sizeof(*qp->sq) + (uint64_t)(qp->rq_mask + 1) * sizeof(*qp->rq) +
+		     (uint64_t)(qp->rbits_mask + 1) / 8 + (uint64_t)(qp->rm_mask + 1) * sizeof(*qp->rm);
+
+	if (qp->sb != NULL)
+		b += (uint64_t)(qp->sb_mask + 1) * sizeof(*qp->sb);
+	if (qp->sbp != NULL)
+		b += (uint64_t)(qp->sbp_mask + 1) * sizeof(*qp->sbp);
+	if (qp->evs.evs != NULL) /* the EVs, permutation, value hash and deadline heaps */
+		b += (uint64_t)qp->evs.n_evs * (sizeof(*qp->evs.evs) + 3 * sizeof(uint16_t)) +
+		     (uint64_t)(qp->evs.hash_mask + 1) * sizeof(uint16_t);
+	if (qp->cc == &qp->own_cc && qp->own_cc.priv != NULL)
+		b += qp->own_cc.ops->priv_size;
+	return b;
+}
+
 /* ---- posting -------------------------------------------------------------------------- */
 
 int mrcp_qp_post_send(struct mrcp_engine *e, uint32_t qpn, const struct mrcp_send_wr *wr, uint64_t now_ns)
@@ -563,8 +720,15 @@ int mrcp_qp_post_send(struct mrcp_engine *e, uint32_t qpn, const struct mrcp_sen
 	if ((wr->opcode != MRCP_WR_WRITE && wr->opcode != MRCP_WR_WRITE_IMM) ||
 	    wr->num_sge > MRCP_MAX_SGE || (wr->num_sge != 0 && wr->sg_list == NULL))
 		return -EINVAL;
-	if (qp->sq_tail - qp->sq_head > qp->sq_mask)
+	if (qp->sq_tail - qp->sq_head >= qp->sq_cap)
 		return -EAGAIN;
+	if (qp->sq_tail - qp->sq_head > qp->sq_mask) {
+		struct wqe *sq = mrcp__ring_grow(qp->sq, &qp->sq_mask, qp->sq_head, qp->sq_tail, sizeof(*sq),
+						 qp->sq_cap);
+		if (sq == NULL)
+			return -EAGAIN;
+		qp->sq = sq;
+	}
 	w = &qp->sq[qp->sq_tail & qp->sq_mask];
 	memset(w, 0, sizeof(*w));
 	for (uint32_t i = 0; i < wr->num_sge; i++) {
@@ -611,8 +775,15 @@ int mrcp_qp_post_recv(struct mrcp_engine *e, uint32_t qpn, uint64_t wr_id)
 		return -ENOENT;
 	if (qp->state == MRCP_QPS_ERROR || qp->state == MRCP_QPS_RESET)
 		return -EPERM;
-	if (qp->rq_posted - qp->rq_used > qp->rq_mask)
+	if (qp->rq_posted - qp->rq_used >= qp->rq_cap)
 		return -EAGAIN;
+	if (qp->rq_posted - qp->rq_used > qp->rq_mask) {
+		uint64_t *rq = mrcp__ring_grow(qp->rq, &qp->rq_mask, qp->rq_used, qp->rq_posted, sizeof(*rq),
+					       qp->rq_cap);
+		if (rq == NULL)
+			return -EAGAIN;
+		qp->rq = rq;
+	}
 	qp->rq[qp->rq_posted++ & qp->rq_mask] = wr_id;
 	return 0;
 }

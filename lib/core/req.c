@@ -502,8 +502,14 @@ unsigned mrcp__req_tx(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *out,
 			qp->c.stalls_no_ev++;
 			break;
 		}
+		if (!mrcp__qp_sb_room(qp)) {
+			qp->c.stalls_window++; /* could not grow the scoreboard */
+			break;
+		}
 		uint32_t psn = qp->next_psn;
 		struct sb_entry *en = sb_at(qp, psn);
+		if (en->tx_count >= 2 && qp->sb_mask + 1 < qp->sb_cap)
+			mrcp__qp_sb_evict(qp, psn); /* for check_spurious */
 		if (!w->started) {
 			w->started = true;
 			w->first_psn = psn;
@@ -706,11 +712,8 @@ static void check_spurious(struct mrcp_engine *e, struct qp *qp, uint32_t trig, 
 {
 	struct sb_entry *en;
 
-	if (mrcp_psn_lt(trig, mrcp_psn_add(qp->next_psn, -(int32_t)qp->sb_mask - 1)) ||
-	    !mrcp_psn_lt(trig, qp->next_psn))
-		return;
-	en = sb_at(qp, trig);
-	if (en->tx_count < 2)
+	en = mrcp__qp_sb_past(qp, trig); /* the last pow2(W) PSNs, acknowledged ones too */
+	if (en == NULL || en->tx_count < 2)
 		return;
 	/* the echoed copy is older than the last send by more than a tick */
 	if (mrcp__ts_age_ns(e->now, echo_ts) <= e->now - en->sent_ns + (1u << TS_UNIT_SHIFT))

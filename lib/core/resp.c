@@ -289,8 +289,12 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 	if (len > qp->mtu || len > p->dma_len ||
 	    ((p->opcode == MRCP_OP_WRITE_FIRST || p->opcode == MRCP_OP_WRITE_MIDDLE) && len != qp->mtu) ||
 	    mrcp_msn_diff(p->msn, qp->rcv_msn) < 0 ||
-	    (uint32_t)mrcp_msn_diff(p->msn, qp->rcv_msn) > qp->rm_mask) {
+	    (uint32_t)mrcp_msn_diff(p->msn, qp->rcv_msn) >= qp->rm_cap) {
 		resp_fail(e, qp, MRCP_AETH_NAK_INVALID_REQ, rx->port);
+		return;
+	}
+	if (!mrcp__qp_rm_room(qp, p->msn)) {
+		qp->c.rx_oor++; /* no memory for the message: dropped, it is resent */
 		return;
 	}
 	/* R_Key, remote write access, VA..VA+len inside the region */

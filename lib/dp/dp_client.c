@@ -9,8 +9,73 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "dp.h"
 #include "dp_client.h"
+#include "dp_internal.h"
+#include "dp_wr.h"
+#include "mrc_shm.h"
+
+/* Per-session counters: X(name, description). */
+#define MRCD_CLIENT_COUNTERS(X)                                                \
+	X(wr_posted, "work requests posted to the engine")                     \
+	X(wr_bad, "work requests refused (error completion)")                  \
+	X(recv_posted, "receive slots posted")                                 \
+	X(recv_bad, "receive posts refused")                                   \
+	X(cqe, "completions written to the completion ring")                   \
+	X(cq_wakes, "completion eventfd writes")                               \
+	X(cq_overflow, "completions held back: completion ring full")
+
+struct mrcd_client_counters {
+#define X(n, d) uint64_t n;
+	MRCD_CLIENT_COUNTERS(X)
+#undef X
+};
+
+struct mrcd_client_mr {
+	bool used;
+	uint32_t lkey, rkey;       /* the engine's keys, handed to the client */
+	uint64_t ofs, len;         /* arena offsets */
+	uint32_t access;
+};
+
+/* One outstanding send: engine wr_id = its index in the session's table. */
+struct mrcd_client_wr {
+	uint64_t wr_id;            /* the client's */
+	uint32_t qpn;
+	bool signaled;
+	bool used;
+};
+
+struct mrcd_client {
+	struct mrcd_dp *dp;        /* the worker that serves it (D63) */
+	uint32_t id;
+	struct mrcd_client *next;  /* the worker's list */
+	/* the arena */
+	uint8_t *base;
+	uint64_t size;
+	struct mrc_shm_view view;
+	struct mrc_shm_rh ring[MRCD_CLIENT_RINGS];
+	int cq_efd;                /* the daemon writes it: completions for a sleeper */
+	uint64_t va_base;
+	/* limits */
+	uint32_t max_qps, max_wrs;
+	/* state (worker) */
+	struct mrcd_client_mr mrs[MRCD_CLIENT_MAX_MRS];
+	struct mrcd_wr_mr chk[MRCD_CLIENT_MAX_MRS]; /* the same regions, for mrcd_wr_check */
+	uint32_t *qpns;
+	unsigned n_qps;
+	struct mrcd_client_wr *wrs; /* max_wrs entries */
+	uint32_t *wr_free;         /* free-list stack of wrs[] indices */
+	unsigned n_wr_free;
+	/* requests taken from the rings, not yet accepted by the engine */
+	struct mrc_shm_wr sq_batch[MRCD_CLIENT_BATCH];
+	unsigned sq_pos, sq_n;
+	struct mrc_shm_recv rq_batch[MRCD_CLIENT_BATCH];
+	unsigned rq_pos, rq_n;
+	struct mrc_shm_cqe *ovf;   /* completions the ring had no room for, in order */
+	unsigned ovf_head, ovf_n, ovf_cap;
+	struct mrcd_client_counters c;
+};
+
 
 struct client_list {
 	struct mrcd_client *head;
@@ -19,10 +84,11 @@ struct client_list {
 
 /* ---- creation (control thread) ------------------------------------------------- */
 
-int mrcd_client_create(const struct mrcd_config *cfg, uint32_t id, uint64_t heap_bytes,
+int mrcd_client_create(struct mrcd_dp *w, uint32_t id, uint64_t heap_bytes,
 		       uint32_t sq_depth, uint32_t rq_depth, uint32_t cq_depth,
 		       struct mrcd_client **out, int *arena_fd, char *err, size_t errlen)
 {
+	const struct mrcd_dp_config *cfg = w->cfg;
 	struct mrc_shm_params p;
 	struct mrc_shm_layout lay;
 	struct mrcd_client *c;
@@ -30,9 +96,9 @@ int mrcd_client_create(const struct mrcd_config *cfg, uint32_t id, uint64_t heap
 
 	*out = NULL;
 	*arena_fd = -1;
-	if (heap_bytes > (uint64_t)cfg->limits.per_client.max_mem_mb << 20) {
+	if (heap_bytes > (uint64_t)cfg->per_client.max_mem_mb << 20) {
 		snprintf(err, errlen, "args.heap_bytes: %llu is above limits.per_client.max_mem_mb (%u MiB)",
-			 (unsigned long long)heap_bytes, cfg->limits.per_client.max_mem_mb);
+			 (unsigned long long)heap_bytes, cfg->per_client.max_mem_mb);
 		return -EINVAL;
 	}
 	memset(&p, 0, sizeof(p));
@@ -55,10 +121,11 @@ int mrcd_client_create(const struct mrcd_config *cfg, uint32_t id, uint64_t heap
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	c->dp = w;
 	c->id = id;
 	c->cq_efd = -1;
-	c->max_qps = cfg->limits.per_client.max_qps;
-	c->max_wrs = cfg->limits.per_client.max_wrs;
+	c->max_qps = cfg->per_client.max_qps;
+	c->max_wrs = cfg->per_client.max_wrs;
 	c->va_base = (uint64_t)id << MRCD_CLIENT_VA_SHIFT;
 	c->qpns = calloc(c->max_qps, sizeof(*c->qpns));
 	c->wrs = calloc(c->max_wrs, sizeof(*c->wrs));
@@ -436,14 +503,23 @@ static struct client_list *list_of(struct mrcd_dp *dp)
 	return dp->clients;
 }
 
-struct mrcd_client *mrcd_client_first(struct mrcd_dp *dp)
+unsigned mrcd__client_count(const struct mrcd_dp *w)
 {
-	struct client_list *l = dp->clients;
+	const struct client_list *l = w->clients;
+	unsigned n = 0;
 
-	return l ? l->head : NULL;
+	for (const struct mrcd_client *c = l ? l->head : NULL; c; c = c->next)
+		n++;
+	return n;
 }
 
-int mrcd_client_attach(struct mrcd_dp *dp, struct mrcd_client *c)
+void mrcd__clients_free(struct mrcd_dp *w)
+{
+	free(w->clients);
+	w->clients = NULL;
+}
+
+static int client_attach(struct mrcd_dp *dp, struct mrcd_client *c)
 {
 	struct client_list *l = list_of(dp);
 
@@ -454,7 +530,7 @@ int mrcd_client_attach(struct mrcd_dp *dp, struct mrcd_client *c)
 	return 0;
 }
 
-void mrcd_client_detach(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t now)
+static void client_detach(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t now)
 {
 	struct client_list *l = dp->clients;
 
@@ -564,4 +640,55 @@ int mrcd_client_qp_destroy(struct mrcd_dp *dp, struct mrcd_client *c, uint32_t q
 			return 0;
 		}
 	return -ENOENT;
+}
+
+/* ---- start and stop (control thread) ---------------------------------------------- */
+
+struct start_call {
+	struct mrcd_client *c;
+	int rc;
+};
+
+static void start_fn(struct mrcd_dp *dp, void *arg)
+{
+	struct start_call *sc = arg;
+
+	sc->rc = client_attach(dp, sc->c);
+}
+
+int mrcd_client_start(struct mrcd_client *c, unsigned timeout_ms)
+{
+	struct start_call sc = { c, 0 };
+	int rc = mrcd_dp_call(c->dp, start_fn, &sc, timeout_ms);
+
+	return rc < 0 ? rc : sc.rc;
+}
+
+static void stop_fn(struct mrcd_dp *dp, void *arg)
+{
+	client_detach(dp, arg, mrcd_dp_now_ns());
+}
+
+void mrcd_client_stop(struct mrcd_client *c, unsigned warn_ms)
+{
+	/* the arena stays mapped until the worker has let go of it */
+	while (mrcd_dp_call(c->dp, stop_fn, c, warn_ms) == -ETIMEDOUT)
+		;
+	mrcd_client_free(c);
+}
+
+void mrcd_client_info(const struct mrcd_client *c, struct mrcd_client_info *out)
+{
+	out->id = c->id;
+	out->arena_bytes = c->size;
+	out->va_base = c->va_base;
+	out->heap_ofs = c->view.layout.heap_ofs;
+	out->heap_len = c->view.layout.heap_len;
+	out->cq_fd = c->cq_efd;
+	out->doorbell_fd = c->dp->doorbell;
+}
+
+struct mrcd_dp *mrcd_client_worker(const struct mrcd_client *c)
+{
+	return c->dp;
 }

@@ -6,9 +6,9 @@
  * engine, and turns the engine's completions into completion-ring entries.
  * One misbehaving session gets error completions; nobody else notices.
  *
- * Threads: mrcd_client_create / mrcd_client_free run on the control thread
- * (mapping, fds); everything else runs on the worker (mrcd_dp_call), which
- * owns the session once it is added.
+ * Threads: create, start, stop and free run on the control thread (mapping,
+ * fds; start and stop reach the worker through mrcd_dp_call); the session
+ * commands run on the worker, which owns the session once it is started.
  */
 #ifndef MRCD_DP_CLIENT_H
 #define MRCD_DP_CLIENT_H
@@ -16,8 +16,6 @@
 #include <stdint.h>
 
 #include "dp.h"
-#include "dp_wr.h"
-#include "mrc_shm.h"
 
 #define MRCD_CLIENT_RINGS 3          /* sq, rq, cq */
 #define MRCD_CLIENT_SQ 0
@@ -27,86 +25,46 @@
 #define MRCD_CLIENT_VA_SHIFT 40      /* va_base = session id << 40 */
 #define MRCD_CLIENT_BATCH 16
 
-/* Per-session counters: X(name, description). */
-#define MRCD_CLIENT_COUNTERS(X)                                                \
-	X(wr_posted, "work requests posted to the engine")                     \
-	X(wr_bad, "work requests refused (error completion)")                  \
-	X(recv_posted, "receive slots posted")                                 \
-	X(recv_bad, "receive posts refused")                                   \
-	X(cqe, "completions written to the completion ring")                   \
-	X(cq_wakes, "completion eventfd writes")                               \
-	X(cq_overflow, "completions held back: completion ring full")
+/** A client session (opaque). */
+struct mrcd_client;
 
-struct mrcd_client_counters {
-#define X(n, d) uint64_t n;
-	MRCD_CLIENT_COUNTERS(X)
-#undef X
-};
-
-struct mrcd_client_mr {
-	bool used;
-	uint32_t lkey, rkey;       /* the engine's keys, handed to the client */
-	uint64_t ofs, len;         /* arena offsets */
-	uint32_t access;
-};
-
-/* One outstanding send: engine wr_id = its index in the session's table. */
-struct mrcd_client_wr {
-	uint64_t wr_id;            /* the client's */
-	uint32_t qpn;
-	bool signaled;
-	bool used;
-};
-
-struct mrcd_client {
-	struct mrcd_dp *dp;        /* the worker that serves it (D63); set by the control side */
+/** What the attach reply hands the client (docs/control.md). */
+struct mrcd_client_info {
 	uint32_t id;
-	struct mrcd_client *next;  /* the worker's list */
-	/* the arena */
-	uint8_t *base;
-	uint64_t size;
-	struct mrc_shm_view view;
-	struct mrc_shm_rh ring[MRCD_CLIENT_RINGS];
-	int cq_efd;                /* the daemon writes it: completions for a sleeper */
-	uint64_t va_base;
-	/* limits */
-	uint32_t max_qps, max_wrs;
-	/* state (worker) */
-	struct mrcd_client_mr mrs[MRCD_CLIENT_MAX_MRS];
-	struct mrcd_wr_mr chk[MRCD_CLIENT_MAX_MRS]; /* the same regions, for mrcd_wr_check */
-	uint32_t *qpns;
-	unsigned n_qps;
-	struct mrcd_client_wr *wrs; /* max_wrs entries */
-	uint32_t *wr_free;         /* free-list stack of wrs[] indices */
-	unsigned n_wr_free;
-	/* requests taken from the rings, not yet accepted by the engine */
-	struct mrc_shm_wr sq_batch[MRCD_CLIENT_BATCH];
-	unsigned sq_pos, sq_n;
-	struct mrc_shm_recv rq_batch[MRCD_CLIENT_BATCH];
-	unsigned rq_pos, rq_n;
-	struct mrc_shm_cqe *ovf;   /* completions the ring had no room for, in order */
-	unsigned ovf_head, ovf_n, ovf_cap;
-	struct mrcd_client_counters c;
+	uint64_t arena_bytes;      /**< the shared arena's size */
+	uint64_t va_base;          /**< the session's remote address space starts here */
+	uint64_t heap_ofs, heap_len; /**< the arena's heap (registered memory lives there) */
+	int cq_fd;                 /**< eventfd the daemon writes for a sleeping client */
+	int doorbell_fd;           /**< eventfd the client writes: the worker's doorbell */
 };
 
 /* ---- control thread ---- */
 
-/** Create a session's arena (memfd, sealed), its eventfd, and the state.
+/** Create a session's arena (memfd, sealed), its eventfd, and the state, to
+ *  be served by worker @w (D63: all of a session's QPs and regions live in
+ *  that worker's engine). Limits: @w's per_client configuration.
  *  @param arena_fd  out: the memfd to send the client (caller closes it).
  *  @return 0 or -errno with @err. */
-int mrcd_client_create(const struct mrcd_config *cfg, uint32_t id, uint64_t heap_bytes,
+int mrcd_client_create(struct mrcd_dp *w, uint32_t id, uint64_t heap_bytes,
 		       uint32_t sq_depth, uint32_t rq_depth, uint32_t cq_depth,
 		       struct mrcd_client **out, int *arena_fd, char *err, size_t errlen);
-/** Unmap and free (after mrcd_client_detach ran on the worker). */
+/** Hand @c to its worker, which serves it from then on (mrcd_dp_call).
+ *  @return 0; -ETIMEDOUT (the worker did not take it: @c is not served),
+ *  -ENOMEM. On failure, free @c with mrcd_client_free(). */
+int mrcd_client_start(struct mrcd_client *c, unsigned timeout_ms);
+/** End a started session: on its worker, destroy its QPs (their peers see
+ *  the error), deregister its regions and take it off the list, waiting as
+ *  long as that takes (@warn_ms: log a warning each time it waits this
+ *  long); then free it. */
+void mrcd_client_stop(struct mrcd_client *c, unsigned warn_ms);
+/** Unmap and free a session that was never started (or NULL). */
 void mrcd_client_free(struct mrcd_client *c);
+/** What the attach reply carries. */
+void mrcd_client_info(const struct mrcd_client *c, struct mrcd_client_info *out);
+/** The worker that serves @c. */
+struct mrcd_dp *mrcd_client_worker(const struct mrcd_client *c);
 
-/* ---- worker (mrcd_dp_call) ---- */
-
-/** Add @c to the worker's sessions (installs the hook on first use). */
-int mrcd_client_attach(struct mrcd_dp *dp, struct mrcd_client *c);
-/** Destroy the session's QPs (their peers see the error), deregister its
- *  regions, take it off the list. */
-void mrcd_client_detach(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t now);
+/* ---- worker context (on mrcd_client_worker(c)) ---- */
 
 int mrcd_client_reg_mr(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t ofs, uint64_t len,
 		       uint32_t access, uint32_t *lkey, uint32_t *rkey, uint32_t *region, uint64_t *va);
@@ -117,7 +75,5 @@ int mrcd_client_qp_destroy(struct mrcd_dp *dp, struct mrcd_client *c, uint32_t q
 /** @return true if @qpn belongs to @c. */
 bool mrcd_client_owns_qp(const struct mrcd_client *c, uint32_t qpn);
 
-/** Sessions for mrcctl (worker): the first session, then ->next. */
-struct mrcd_client *mrcd_client_first(struct mrcd_dp *dp);
 
 #endif

@@ -39,10 +39,9 @@
 
 /* ---- rules ----------------------------------------------------------------- */
 
-#ifndef MRCD_FAULT_DIR_DEFINED /* also in app/mrcd/mrcd_config.h */
-#define MRCD_FAULT_DIR_DEFINED
+/** Which way a rule's packets travel. The control side names directions in
+ *  its own terms (enum mrcd_ctl_dir, lib/ctl); the daemon maps them here. */
 enum mrcd_fault_dir { MRCD_FAULT_TX = 0, MRCD_FAULT_RX, MRCD_FAULT_BOTH };
-#endif
 
 /** Ports a stage knows: port indices 0 .. MRCD_FAULT_MAX_PORTS - 1. */
 #define MRCD_FAULT_MAX_PORTS 32u

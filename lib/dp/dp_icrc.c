@@ -1,4 +1,4 @@
-/* dp_icrc.c - the ICRC (brief §3.9, D24) with DPDK's accelerated CRC-32.
+/* dp_icrc.c - the ICRC (§3.9, D24) with DPDK's accelerated CRC-32.
  *
  * rte_net_crc_calc() computes the zlib CRC-32 of one contiguous buffer and
  * cannot continue a running value, so the masked header and the 8-byte 0xFF
@@ -13,7 +13,7 @@
 
 #include <rte_net_crc.h>
 
-#include "dp.h"
+#include "dp_internal.h"
 #include "mrcp_icrc.h"
 
 struct icrc_save {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "dp.h"
+#include "dp_internal.h"
 #include "dp_selftest.h"
 
 struct st {
@@ -307,7 +307,8 @@ static struct st *st_alloc(struct mrcd_dp *dp)
 
 			memset(s, 0, sizeof(*s));
 			s->used = true;
-			s->id = t->next_id++;
+			/* ids name their worker (mrcd_st_worker_of) */
+			s->id = t->next_id++ * dp->n_workers + dp->index;
 			if (t->next_id == 0)
 				t->next_id = 1;
 			return s;
@@ -510,7 +511,7 @@ int mrcd_st_stop(struct mrcd_dp *dp, uint32_t id, uint64_t now)
 	return 0;
 }
 
-void mrcd_st_fini(struct mrcd_dp *dp, uint64_t now)
+void mrcd__st_fini(struct mrcd_dp *dp, uint64_t now)
 {
 	struct st_table *t = table(dp, false);
 
@@ -523,4 +524,9 @@ void mrcd_st_fini(struct mrcd_dp *dp, uint64_t now)
 		mrcd_dp_del_hook(dp, st_hook, t);
 	free(t);
 	dp->selftests = NULL;
+}
+
+unsigned mrcd_st_worker_of(uint32_t id, unsigned n_workers)
+{
+	return n_workers ? id % n_workers : 0;
 }

@@ -13,7 +13,11 @@
  *
  * The sender's connection info carries the transfer shape in the fields the
  * receiver has no other use for: buf_va = total bytes, buf_len = message
- * size, buf_rkey = the op. All functions run on the worker (mrcd_dp_call).
+ * size, buf_rkey = the op. All functions run on the worker (mrcd_dp_call),
+ * except mrcd_st_worker_of.
+ *
+ * Ids are unique in the datapath and name their worker (D63): worker k of n
+ * hands out n + k, 2n + k, ...; with one worker, 1, 2, 3, ...
  */
 #ifndef MRCD_DP_SELFTEST_H
 #define MRCD_DP_SELFTEST_H
@@ -62,8 +66,9 @@ int mrcd_st_accept(struct mrcd_dp *dp, uint32_t id, const uint8_t peer[MRCP_CONN
 int mrcd_st_run(struct mrcd_dp *dp, uint32_t id, uint64_t now);
 int mrcd_st_status(struct mrcd_dp *dp, uint32_t id, uint64_t now, struct mrcd_st_status *out);
 int mrcd_st_stop(struct mrcd_dp *dp, uint32_t id, uint64_t now);
-/** Free every selftest (shutdown). */
-void mrcd_st_fini(struct mrcd_dp *dp, uint64_t now);
+
+/** The index of the worker that owns selftest @id (any thread). */
+unsigned mrcd_st_worker_of(uint32_t id, unsigned n_workers);
 
 /** The data pattern (exposed for tests): byte @pos of message @msg. */
 void mrcd_st_pattern_fill(uint8_t *dst, uint64_t len, uint64_t msg);

@@ -15,41 +15,30 @@ PERF=$B/app/mrc-perf/mrc-perf
 for x in "$MRCD" "$CTL" "$PERF"; do
 	[ -x "$x" ] || { echo "daemon.sh: $x missing: build first (ninja -C $B)"; exit 1; }
 done
+source "$top/scripts/lib/proc.sh"   # start, wait, stop by PID, cleanup on any exit
 T=$(mktemp -d /tmp/mrcd-bench.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-wait_for() {
-	local deadline=$(( $(date +%s) + $1 )); shift
-	until "$@" >/dev/null 2>&1; do
-		[ "$(date +%s)" -lt "$deadline" ] || { echo "timed out: $*"; exit 1; }
-		sleep 0.05
-	done
-}
+cleanup_dir "$T"
 up() { [ "$("$CTL" -s "$T/$1.sock" --json ports | python3 -c 'import json,sys; print(all(p["link"] == "up" for p in json.load(sys.stdin)))')" = True ]; }
 bash "$top/scripts/memif-pair-configs.sh" "$T" "mrcd-bench-$$"
 for n in a b; do
-	"$MRCD" -c "$T/$n.yaml" > "$T/$n.log" 2>&1 &
-	PIDS+=($!)
-	wait_for 60 "$CTL" -s "$T/$n.sock" status
+	proc_start pid "$MRCD" -c "$T/$n.yaml" > "$T/$n.log" 2>&1
+	proc_wait_for -p "$pid" 60 "$CTL" -s "$T/$n.sock" status
 done
-wait_for 30 up a
-wait_for 30 up b
+proc_wait_for 30 up a
+proc_wait_for 30 up b
 
 port=18700
 perf() { # perf LABEL [client args] -> prints the report lines
 	local label=$1
 	shift
 	port=$((port + 1))
-	"$PERF" -s "$T/b.sock" --server --port "$port" --timeout 30 >/dev/null 2>&1 &
-	local s=$!
+	local s
+	proc_start s "$PERF" -s "$T/b.sock" --server --port "$port" --timeout 30 >/dev/null 2>&1
 	"$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$port" --stats 0 --timeout 30 "$@" > "$T/p.out" 2>&1 || true
 	wait "$s" || true
-	printf '%-34s %s\n' "$label" "$(grep -E 'goodput|RTT' "$T/p.out" | sed 's/^ *//' | paste -sd' ' | cut -c1-150)"
+	local fig
+	fig=$(grep -E 'goodput|RTT' "$T/p.out" | sed 's/^ *//' | paste -sd' ' | cut -c1-150) || true
+	printf '%-34s %s\n' "$label" "${fig:-no figure: $(tail -1 "$T/p.out")}"
 }
 
 echo "== two mrcd, four memif planes ($(date -u +%F), $(nproc) CPUs)"

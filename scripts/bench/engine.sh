@@ -23,8 +23,9 @@ if ! command -v valgrind >/dev/null; then
 	echo "valgrind not installed: skipping instruction counts"
 	exit 0
 fi
+source "$top/scripts/lib/proc.sh"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+cleanup_dir "$tmp"
 ir() {
 	valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$1" "$bench" "$1" >/dev/null 2>"$tmp/log.$1"
 	awk '/Collected/{print $4}' "$tmp/log.$1" | tr -d ,

@@ -22,22 +22,13 @@ for x in "$MRCD" "$CTL" "$PERF"; do
 	[ -x "$x" ] || { echo "testpmd_ratio.sh: $x missing: build first (ninja -C $B)"; exit 1; }
 done
 [ -n "$TESTPMD" ] || { echo "testpmd_ratio.sh: dpdk-testpmd not installed (Debian package dpdk-dev)"; exit 0; }
+source "$top/scripts/lib/proc.sh"   # start, wait, stop by PID, cleanup on any exit
 T=$(mktemp -d /tmp/mrcd-ratio.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-	[ "${KEEP:-0}" = 1 ] && echo "kept $T" || rm -rf "$T"
+keep_or_remove() {
+	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi
 	rm -rf /var/run/dpdk/mrcd-ratio-$$-* 2>/dev/null || true
 }
-trap cleanup EXIT
-wait_for() {
-	local deadline=$(( $(date +%s) + $1 )); shift
-	until "$@" >/dev/null 2>&1; do
-		[ "$(date +%s)" -lt "$deadline" ] || { echo "timed out: $*"; exit 1; }
-		sleep 0.05
-	done
-}
+cleanup_add keep_or_remove
 ctlj() { "$CTL" -s "$T/$1.sock" --json "${@:2}"; }
 up() { [ "$(ctlj "$1" ports | python3 -c 'import json,sys; print(all(p["link"] == "up" for p in json.load(sys.stdin)))')" = True ]; }
 txc() { ctlj a ports | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(p["tx_pkts"] for p in d), sum(p["tx_bytes"] for p in d))'; }
@@ -47,23 +38,21 @@ echo "== mrc-perf vs dpdk-testpmd over the same four memif planes ($(date -u +%F
 # 1. mrcd
 bash "$top/scripts/memif-pair-configs.sh" "$T" "mrcd-ratio-$$"
 for n in a b; do
-	"$MRCD" -c "$T/$n.yaml" > "$T/$n.log" 2>&1 &
-	PIDS+=($!)
-	wait_for 60 "$CTL" -s "$T/$n.sock" status
+	proc_start pid "$MRCD" -c "$T/$n.yaml" > "$T/$n.log" 2>&1
+	proc_wait_for -p "$pid" 60 "$CTL" -s "$T/$n.sock" status
 done
-wait_for 30 up a
-wait_for 30 up b
-"$PERF" -s "$T/b.sock" --server --port 18790 --timeout 60 > /dev/null 2>&1 &
-srv=$!
+proc_wait_for 30 up a
+proc_wait_for 30 up b
+proc_start srv "$PERF" -s "$T/b.sock" --server --port 18790 --timeout 60 > /dev/null 2>&1
 read -r p0 b0 < <(txc)
 "$PERF" -s "$T/a.sock" --client 127.0.0.1 --port 18790 --stats 0 --timeout 60 --json \
 	--size 4K --window 16 --duration "$DUR" > "$T/perf.json" || true
 wait "$srv" || true
 read -r p1 b1 < <(txc)
-for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-PIDS=()
-read -r gbps secs < <(python3 -c "import json; d=json.load(open('$T/perf.json')); print(d['gbps'], d['seconds'])")
+proc_stop_all || true
+# (getval.py names the key and stops the bench when mrc-perf left no figure)
+gbps=$(python3 "$top/scripts/lib/getval.py" json "$T/perf.json" gbps)
+secs=$(python3 "$top/scripts/lib/getval.py" json "$T/perf.json" seconds)
 frames=$((p1 - p0))
 fsize=$(( frames > 0 ? (b1 - b0) / frames : 2120 ))
 mrcd_fps=$(python3 -c "print('%.0f' % ($frames / $secs))")
@@ -77,25 +66,23 @@ for p in 0 1 2 3; do
 	vc+=(--vdev "net_memif$p,role=client,id=0,bsize=4096,socket=$T/p$p.sock")
 done
 eal=(--no-huge --no-pci -m 1024)
-# (in a subshell whose stderr is discarded: the memif PMD of DPDK 22.11 may
-# crash the transmitter when its peer goes away, docs/operations.md)
-("$TESTPMD" --lcores 0@0,1@1 "${eal[@]}" --file-prefix "mrcd-ratio-$$-tx" "${vs[@]}" -- \
+# (the memif PMD of DPDK 22.11 may crash the transmitter when its peer goes
+# away, docs/operations.md: its exit status means nothing here, and disown
+# keeps bash from reporting the crash; proc.sh still stops it by PID)
+proc_start tx "$TESTPMD" --lcores 0@0,1@1 "${eal[@]}" --file-prefix "mrcd-ratio-$$-tx" "${vs[@]}" -- \
 	--nb-cores=1 --forward-mode=txonly --auto-start --txpkts="$fsize" --mbuf-size=4096 \
-	--total-num-mbufs=32768 --stats-period 1 > "$T/tx.out" 2>&1) 2>/dev/null &
+	--total-num-mbufs=32768 --stats-period 1 > "$T/tx.out" 2>&1
+disown "$tx"
 # (the receiver's start-up - link checks, queue flushes - takes a few
 # seconds; blocks before the first frame are skipped below)
-tx=$!
-PIDS+=("$tx")
 # memif sockets are abstract by default: wait for testpmd's first stats
-for _ in $(seq 600); do grep -q "Port statistics" "$T/tx.out" && break; sleep 0.05; done
-grep -q "Port statistics" "$T/tx.out" || { echo "testpmd (txonly) did not start:"; tail -5 "$T/tx.out"; exit 1; }
+proc_wait_for -p "$tx" 30 grep -q "Port statistics" "$T/tx.out" ||
+	{ echo "testpmd (txonly) did not start:"; tail -5 "$T/tx.out"; exit 1; }
 timeout -s INT $((DUR + 4)) "$TESTPMD" --lcores 0@1,1@0 "${eal[@]}" --file-prefix "mrcd-ratio-$$-rx" "${vc[@]}" -- \
 	--nb-cores=1 --forward-mode=rxonly --auto-start --no-flush-rx --mbuf-size=4096 --total-num-mbufs=32768 \
 	--stats-period 1 > "$T/rx.out" 2>&1 || true
 # the transmitter's exit status means nothing here (see above)
-pkill -INT -f "mrcd-ratio-$$-tx" 2>/dev/null || true
-wait "$tx" 2>/dev/null || true
-PIDS=()
+proc_stop -s INT "$tx" 2>/dev/null || true
 read -r raw_gbps raw_fps < <(python3 - "$T/rx.out" <<'PY'
 import re, sys
 blocks = open(sys.argv[1], errors="replace").read().split("Port statistics")[1:]

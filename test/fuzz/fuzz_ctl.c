@@ -1,20 +1,14 @@
-/* fuzz_ctl.c - libFuzzer target for mrcd_ctl_parse() (app/mrcd/ctl_proto.c):
+/* fuzz_ctl.c - libFuzzer target for mrcd_ctl_parse() (lib/ctl/ctl_proto.c):
  * every input is parsed as one request line. A success must name a valid
  * command and leave an empty reason; a failure must be one of the documented
- * codes, leave a NUL-terminated one-line reason and no command. */
+ * codes, leave a NUL-terminated one-line reason and no command, and encode
+ * as a one-line error reply with a named code. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "mrcd_ctl.h"
-
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c))                                                      \
-			abort();                                               \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -45,6 +39,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(rc == -EINVAL || rc == -EPROTO || rc == -ENOENT || rc == -E2BIG);
 		CHECK(req.cmd == MRCD_CTL_INVALID);
 		CHECK(reason[0] != '\0');
+		/* the error reply the daemon would send: one line, a named code */
+		CHECK(mrcd_ctl_errno_name(-rc) != NULL);
+		{
+			char *out = mrcd_ctl_format_reply(req.has_id, req.id, NULL, rc, reason);
+
+			CHECK(out != NULL);
+			CHECK(strchr(out, '\n') == out + strlen(out) - 1);
+			CHECK(strstr(out, mrcd_ctl_errno_name(-rc)) != NULL);
+			free(out);
+		}
 	}
 	/* the parser is a pure function of its input */
 	{

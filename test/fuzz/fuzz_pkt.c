@@ -11,16 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "mrcp_seq.h"
 #include "mrcp_wire.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c))                                                      \
-			abort();                                               \
-	} while (0)
 
 /* Room for the largest legal packet (EETH or SACK headers, or 40 B of Write
  * headers + 4096 B + pad), with margin. */

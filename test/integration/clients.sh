@@ -18,9 +18,8 @@ perf() {
 	local name=$1; shift
 	port=$((port + 1))
 	local pp=${PERF_PORT:-$port}  # concurrent runs (subshells) pass their own
-	"$PERF" -s "$T/b.sock" --server --port "$pp" --timeout 90 > "$T/$name.srv" 2>&1 &
-	local srv=$!
-	PIDS+=("$srv")
+	local srv
+	proc_start srv "$PERF" -s "$T/b.sock" --server --port "$pp" --timeout 90 > "$T/$name.srv" 2>&1
 	"$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$pp" --verify --timeout 90 --stats 0 "$@" \
 		> "$T/$name.out" 2>&1
 	local rc=$?
@@ -75,10 +74,8 @@ check "16 QPs from 2 clients at once: $(summary two-clients-a) | $(summary two-c
 
 # a client SIGKILLed mid-transfer; another completes; its session is gone
 port=$((port + 1)); kp=$port
-"$PERF" -s "$T/b.sock" --server --port "$kp" --timeout 60 > "$T/kill.srv" 2>&1 & ksrv=$!
-PIDS+=("$ksrv")
-"$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$kp" --verify --duration 30 --stats 0 > "$T/kill.out" 2>&1 & kcl=$!
-PIDS+=("$kcl")
+proc_start ksrv "$PERF" -s "$T/b.sock" --server --port "$kp" --timeout 60 > "$T/kill.srv" 2>&1
+proc_start kcl "$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$kp" --verify --duration 30 --stats 0 > "$T/kill.out" 2>&1
 disown "$kcl" 2>/dev/null # its SIGKILL is the point: no "Killed" notice
 wait_for 20 sending
 PERF_PORT=18592 perf survivor --duration "$DUR" & sv=$!

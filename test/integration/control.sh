@@ -5,9 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 
 start_pair || { bad "daemons start"; finish; exit 1; }
-ctl a selftest --peer "$T/b.sock" --bytes 128M --timeout 120 > "$T/st.out" 2>&1 &
-st=$!
-PIDS+=("$st")
+proc_start st ctl a selftest --peer "$T/b.sock" --bytes 128M --timeout 120 > "$T/st.out" 2>&1
 
 python3 - "$T/a.sock" > "$T/ctl.out" <<'PY'
 import json, socket, sys

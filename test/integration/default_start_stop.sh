@@ -7,10 +7,8 @@ sock=/run/mrcd/mrcd.sock
 if [ -S "$sock" ] && "$MRCCTL" -s "$sock" status >/dev/null 2>&1; then
 	echo "a daemon already serves $sock: skipping"; echo "0 passed, 0 failed"; exit 77
 fi
-"$MRCD" > "$T/d.log" 2>&1 &
-pid=$!
-PIDS+=("$pid")
-check "embedded default answers status" wait_for 60 "$MRCCTL" -s "$sock" status
+proc_start pid "$MRCD" > "$T/d.log" 2>&1
+check "embedded default answers status" wait_for -p "$pid" 60 "$MRCCTL" -s "$sock" status
 check "version reports protocol 1" test "$("$MRCCTL" -s "$sock" --json version | jget 'd["protocol"]')" = 1
 check "one port, net_null" test "$("$MRCCTL" -s "$sock" --json ports | jget 'len(d)')" = 1
 # DPDK telemetry: dpdk-telemetry.py reaches mrcd's /mrcd/... commands
@@ -21,8 +19,7 @@ if command -v dpdk-telemetry.py >/dev/null; then
 	echo "$out" | grep -q '"p0_rx_pkts"'
 	check "telemetry /mrcd/ports flattens the port counters" test $? -eq 0
 fi
-kill -TERM "$pid"
-wait "$pid"
+proc_stop -g 30 "$pid"
 rc=$?
 check "exit code 0 after SIGTERM (got $rc)" test "$rc" -eq 0
 check "socket file removed" test ! -e "$sock"

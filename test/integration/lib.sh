@@ -1,29 +1,34 @@
 # lib.sh - helpers for the integration tests (sourced). Every test runs in
 # its own temporary directory, starts daemons with generated configs, stops
-# every process it started by PID in an EXIT trap, and waits on conditions
-# with deadlines (never a bare sleep to synchronise).
+# every process it started by PID when it exits (scripts/lib/proc.sh: SIGTERM,
+# then SIGKILL), and waits on conditions with deadlines (never a bare sleep
+# to synchronise). The process and cleanup helpers live in proc.sh; the names
+# below (cleanup, wait_for, PIDS, stop_daemon...) are thin wrappers over it.
 set -uo pipefail
 
 MRCD=${MRCD:?path to mrcd}
 MRCCTL=${MRCCTL:?path to mrcctl}
 TOP=${TOP:?source root}
+source "$TOP/scripts/lib/proc.sh"
+source "$TOP/scripts/lib/num.sh"   # num_cmp, num_sum: verdicts that fail on an empty value
 T=$(mktemp -d /tmp/mrcd-it.XXXXXX)
-PIDS=()
+PIDS=()   # processes a test started itself (proc_track does the same)
 PASS=0
 FAIL=0
 
-cleanup() {
-	for p in "${PIDS[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	for p in "${PIDS[@]}"; do
-		for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-	done
-	rm -rf "$T"
-	rm -rf /var/run/dpdk/mrcd-it-"$(basename "$T")"-* 2>/dev/null
+_it_dpdk_dirs() { rm -rf /var/run/dpdk/mrcd-it-"$(basename "$T")"-* 2>/dev/null; }
+_it_stop_pids() { # the PIDs tests appended to PIDS themselves
+	[ "${#PIDS[@]}" -gt 0 ] || return 0
+	proc_track "${PIDS[@]}"
+	PIDS=()
+	proc_stop_all
 }
-trap cleanup EXIT
+cleanup_add _it_dpdk_dirs
+cleanup_dir "$T"
+cleanup_add _it_stop_pids
+# cleanup: everything registered so far (a test that sets its own EXIT trap
+# calls it; the one proc.sh installs does anyway)
+cleanup() { cleanup_run; }
 
 ok() { echo "ok   $*"; PASS=$((PASS + 1)); }
 bad() { echo "FAIL $*"; FAIL=$((FAIL + 1)); }
@@ -31,20 +36,15 @@ check() { # check "what" cmd...
 	local what=$1; shift
 	if "$@"; then ok "$what"; else bad "$what"; fi
 }
-finish() {
+finish() { # a test that checked nothing has not passed either
 	echo "$PASS passed, $FAIL failed"
+	[ $((PASS + FAIL)) -gt 0 ] || { echo "FAIL no check ran"; return 1; }
 	[ "$FAIL" -eq 0 ]
 }
 
-# wait_for DEADLINE_S CMD...: run CMD every 50 ms until it succeeds.
-wait_for() {
-	local deadline=$(( $(date +%s%N) + $1 * 1000000000 ))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
-		sleep 0.05
-	done
-}
+# wait_for SECONDS CMD...: run CMD every 50 ms until it succeeds; 1 (and
+# a message on stderr) at the deadline. (proc.sh's proc_wait_for)
+wait_for() { proc_wait_for "$@"; }
 
 # jq-free JSON access: json FILE-OR-- PYTHON-EXPR (d is the document)
 jget() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
@@ -69,13 +69,11 @@ PY
 }
 
 start_daemon() { # start_daemon NAME [extra mrcd args]
-	local n=$1
+	local n=$1 pid
 	shift
-	"$MRCD" -c "$T/$n.yaml" --seed 0x5eed "$@" > "$T/$n.log" 2>&1 &
-	local pid=$!
-	PIDS+=("$pid")
+	proc_start pid "$MRCD" -c "$T/$n.yaml" --seed 0x5eed "$@" > "$T/$n.log" 2>&1
 	eval "PID_$n=$pid"
-	wait_for 60 ctl "$n" status || { echo "daemon $n did not start:"; tail -20 "$T/$n.log"; return 1; }
+	wait_for -p "$pid" 60 ctl "$n" status || { echo "daemon $n did not start:"; tail -20 "$T/$n.log"; return 1; }
 }
 
 links_up() { # links_up NAME: every port link up
@@ -89,9 +87,8 @@ start_pair() {
 	wait_for 30 links_up a && wait_for 30 links_up b
 }
 
-stop_daemon() { # stop_daemon NAME: SIGTERM, wait, return its exit code
+stop_daemon() { # stop_daemon NAME: SIGTERM (SIGKILL after 20 s), reap, return its exit code
 	local pid
 	eval "pid=\$PID_$1"
-	kill -TERM "$pid" 2>/dev/null
-	wait "$pid"
+	proc_stop -g 20 "$pid"
 }

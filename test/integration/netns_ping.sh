@@ -10,7 +10,8 @@ fi
 NS="mrcdit$$"
 VA="mrcit$$a"
 VB="mrcit$$b"
-trap 'ip link del "$VA" 2>/dev/null; ip netns del "$NS" 2>/dev/null; cleanup' EXIT
+cleanup_netns "$NS"
+cleanup_link "$VA"
 ip link add "$VA" type veth peer name "$VB"
 ip link set "$VB" netns "$NS"
 ip link set "$VA" up

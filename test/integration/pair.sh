@@ -34,9 +34,7 @@ check "EV probes answered on 4 planes with RTTs" wait_for 5 probes_ok
 # 3. a port admin-down on a, in the middle of a transfer, shows up at b as a
 # Port Status Update (D50: peers with a live QP are told), and the transfer
 # goes on over the other planes; admin-up brings the plane back.
-ctl a selftest --peer "$T/b.sock" --timeout 120 --json --bytes "$BIG" > "$T/st-psu.json" 2> "$T/st-psu.err" &
-st=$!
-PIDS+=("$st")
+proc_start st ctl a selftest --peer "$T/b.sock" --timeout 120 --json --bytes "$BIG" > "$T/st-psu.json" 2> "$T/st-psu.err"
 sending() { [ "$(ctlj a qps | jget 'sum(q["tx_data_pkts"] for q in d)')" -gt 500 ]; }
 wait_for 30 sending
 ctl a port-admin port=plane3 up=false >/dev/null
@@ -61,9 +59,7 @@ check "the drop rules dropped packets ($dropped)" test "$dropped" -gt 0
 ctl a fault-clear >/dev/null
 
 # 5. one plane blackholed mid-transfer (silent: the link stays up)
-ctl a selftest --peer "$T/b.sock" --timeout 120 --json --bytes "$BIG" > "$T/st-bh.json" 2> "$T/st-bh.err" &
-st=$!
-PIDS+=("$st")
+proc_start st ctl a selftest --peer "$T/b.sock" --timeout 120 --json --bytes "$BIG" > "$T/st-bh.json" 2> "$T/st-bh.err"
 sending() { [ "$(ctlj a qps | jget 'sum(q["tx_data_pkts"] for q in d)')" -gt 500 ]; }
 wait_for 30 sending
 ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null

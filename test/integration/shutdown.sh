@@ -7,16 +7,12 @@
 source "$(dirname "$0")/lib.sh"
 
 start_pair || { bad "daemons start"; finish; exit 1; }
-ctl a selftest --peer "$T/b.sock" --bytes 64G --timeout 120 > "$T/st.out" 2>&1 &
-st=$!
-PIDS+=("$st")
+proc_start st ctl a selftest --peer "$T/b.sock" --bytes 64G --timeout 120 > "$T/st.out" 2>&1
 sending() { [ "$(ctlj a qps | jget 'sum(q["tx_data_pkts"] for q in d)')" -gt 1000 ]; }
 check "transfer under way" wait_for 30 sending
 t0=$(date +%s%N)
-kill -TERM "$PID_a"
-wait "$PID_a"; ra=$?
-kill -TERM "$PID_b"
-wait "$PID_b"; rb=$?
+stop_daemon a; ra=$?
+stop_daemon b; rb=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "a exited 0 (got $ra)" test "$ra" -eq 0
 check "b exited 0 (got $rb)" test "$rb" -eq 0

@@ -8,19 +8,16 @@ if ! command -v valgrind >/dev/null; then
 	echo "no valgrind: skipping"; echo "0 passed, 0 failed"; exit 77
 fi
 make_configs
-valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
+proc_start pid valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
 	--suppressions="$TOP/test/integration/dpdk.supp" --error-exitcode=99 \
-	"$MRCD" -c "$T/a.yaml" --seed 1 > "$T/v.log" 2>&1 &
-pid=$!
-PIDS+=("$pid")
-check "mrcd answers under valgrind" wait_for 120 ctl a status
+	"$MRCD" -c "$T/a.yaml" --seed 1 > "$T/v.log" 2>&1
+check "mrcd answers under valgrind" wait_for -p "$pid" 120 ctl a status
 for c in status ports lcores qps counters faults probes version; do
 	ctl a "$c" >/dev/null 2>&1 || bad "mrcctl $c under valgrind"
 done
 ctl a fault-set port=plane1 drop_pct=5 >/dev/null
 ctl a fault-clear >/dev/null
-kill -TERM "$pid"
-wait "$pid"
+proc_stop -g 120 "$pid"
 rc=$?
 check "exit code 0, no valgrind errors (got $rc)" test "$rc" -eq 0
 [ "$rc" -eq 0 ] || tail -40 "$T/v.log"

@@ -47,23 +47,22 @@ selftest cross --bytes "$BYTES" --worker 0 --peer-worker 1
 check "b worker 0 handed frames over ($(wk b 0 handover_out))" test "$(wk b 0 handover_out)" -gt 1000
 check "b worker 1 took them ($(wk b 1 handover_in))" test "$(wk b 1 handover_in)" -gt 1000
 check "a worker 1 handed the answers over ($(wk a 1 handover_out))" test "$(wk a 1 handover_out)" -gt 100
-check "nothing dropped at a hand-over ring" test "$(( $(wk a 0 handover_drop) + $(wk a 1 handover_drop) + $(wk b 0 handover_drop) + $(wk b 1 handover_drop) ))" = 0
+check "nothing dropped at a hand-over ring" num_cmp "$(num_sum "$(wk a 0 handover_drop)" "$(wk a 1 handover_drop)" \
+	"$(wk b 0 handover_drop)" "$(wk b 1 handover_drop)")" -eq 0
 check "selftest ids name their worker (b's listener was worker 1)" \
 	test "$(jget 'd["receiver"]["id"] % 2' < "$T/st-cross.json")" = 1
 before=$(wk b 0 handover_out)
 selftest same --bytes "$BYTES" --worker 1 --peer-worker 1
-moved=$(( $(wk b 0 handover_out) - before ))
+moved=$(num_sum "$(wk b 0 handover_out)" "-$before")
 check "a transfer between the queues' own workers: no data handed over at b worker 0 ($moved frames)" \
-	test "$moved" -lt 100
+	num_cmp "$moved" -lt 100
 check "b resolved a by ARP on all 4 planes" \
 	test "$(ctlj b counters | jget 'sum(p["neigh"]["learned"] > 0 for p in d["ports"].values())')" = 4
 
 # A port-status update reaches every engine: a port of a goes admin-down
 # while b's worker 1 holds the QP.
-ctl a selftest --peer "$T/b.sock" --timeout 120 --json --bytes 1G --worker 0 --peer-worker 1 \
-	> "$T/st-psu.json" 2> "$T/st-psu.err" &
-st=$!
-PIDS+=("$st")
+proc_start st ctl a selftest --peer "$T/b.sock" --timeout 120 --json --bytes 1G --worker 0 --peer-worker 1 \
+	> "$T/st-psu.json" 2> "$T/st-psu.err"
 sending() { [ "$(ctlj a qps | jget 'sum(q["tx_data_pkts"] for q in d)')" -gt 500 ]; }
 wait_for 30 sending
 ctl a port-admin port=plane3 up=false >/dev/null
@@ -74,7 +73,7 @@ check "b sees a's mask 0xb (the update reached the engine of b's worker 1)" wait
 ctl a port-admin port=plane3 up=true >/dev/null
 check "and 0xf after admin-up" wait_for 5 mask_is 0xf
 check "endpoint requests were copied between b's workers ($(wk b 1 node_copies))" \
-	test "$(( $(wk b 0 node_copies) + $(wk b 1 node_copies) ))" -gt 0
+	num_cmp "$(num_sum "$(wk b 0 node_copies)" "$(wk b 1 node_copies)")" -gt 0
 if wait "$st"; then
 	ok "selftest across a plane down and up: $(jget '"%d verify errors" % d["receiver"]["verify_errors"]' < "$T/st-psu.json")"
 else
@@ -92,9 +91,7 @@ ctl a fault-clear >/dev/null
 check "cleared on every worker" test "$(ctlj a faults | jget 'len(d)')" = 0
 
 # Client sessions go round the workers; mrc-perf with 4 QPs a -> b.
-"$PERF" -s "$T/b.sock" --server --port 18650 --timeout 60 > "$T/perf.srv" 2>&1 &
-srv=$!
-PIDS+=("$srv")
+proc_start srv "$PERF" -s "$T/b.sock" --server --port 18650 --timeout 60 > "$T/perf.srv" 2>&1
 if "$PERF" -s "$T/a.sock" --client 127.0.0.1 --port 18650 --verify --timeout 60 --stats 0 \
 	--qps 4 --iters 2000 --size 65536 > "$T/perf.out" 2>&1 && wait "$srv"; then
 	ok "mrc-perf --verify with 4 QPs: $(grep -E 'goodput|errors' "$T/perf.out" | tr -s ' ' | paste -sd' ' | cut -c1-120)"

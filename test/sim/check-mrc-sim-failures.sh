@@ -1,14 +1,18 @@
 #!/bin/sh
 # check-mrc-sim-failures.sh - every failure kind parses and runs (a 256 KiB
 # p2p that MRC must finish, twice byte-identical), and malformed failures
-# are rejected with file:line and exit status 2.
+# are rejected with file:line and exit status 2. "Finished" is read from
+# --json (simval.sh), as is the ev_drop record.
 #
 #   check-mrc-sim-failures.sh MRC_SIM
 set -eu
 
 sim=$1
+. "$(dirname "$0")/simval.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 base() {
 	cat <<'YAML'
@@ -31,8 +35,9 @@ good() { # name failure-lines...
 	"$sim" --scenario "$tmp/$name.yaml" --transport mrc --json "$tmp/$name.b.json" >"$tmp/$name.b"
 	cmp -s "$tmp/$name.a" "$tmp/$name.b" && cmp -s "$tmp/$name.a.json" "$tmp/$name.b.json" ||
 		{ echo "FAIL $name: two runs differ" >&2; exit 1; }
-	awk '$1 == "mrc" && $2 ~ /^[0-9]+$/ { ok = ($2 == $3) } END { exit !ok }' "$tmp/$name.a" ||
-		{ cat "$tmp/$name.a"; echo "FAIL $name: MRC unfinished" >&2; exit 1; }
+	fin=$(finish_ns "$tmp/$name.a.json" mrc) || fin=
+	num_check "$name: MRC finished" 'f > 0' f="$fin" ||
+		{ cat "$tmp/$name.a"; echo "FAIL $name: MRC unfinished ('$fin')" >&2; exit 1; }
 	echo "ok: $name"
 }
 
@@ -62,11 +67,12 @@ good gray '{at_us: 0, kind: gray, plane: 0, host: 7, loss_pct: 5}'
 good slow '{at_us: 0, kind: slow, plane: 1, t0: 1, t1: 3, factor: 8}'
 good flap '{at_us: 2, kind: flap, plane: 0, host: 0, period_us: 10, duration_us: 30}'
 good ev-drop '{at_us: 0, kind: ev_drop, loss_pct: 20, ev_index: 3}'
+ev=$(run_v "$tmp/ev-drop.a.json" mrc ev_drop.ev) || ev=
+num_check "ev-drop: the dropped EV is reported" 'e > 0' e="$ev" || { echo "FAIL ev-drop: no ev_drop record" >&2; exit 1; }
 good blackhole-up '{at_us: 5, kind: blackhole, plane: 0, host: 0, dir: up}'
 good blackhole-down '{at_us: 5, kind: blackhole, plane: 1, t0: 0, t1: 1, dir: down}'
 good pause-once '{at_us: 5, kind: host_pause, host: 0, duration_us: 50}'
 good pause-periodic '{at_us: 5, kind: host_pause, host: 7, duration_us: 20, period_us: 60}'
-grep -q '^mrc ev_drop ev 0x' "$tmp/ev-drop.a" || { echo "FAIL ev-drop: no ev_drop line" >&2; exit 1; }
 
 bad kind 'kind must be' '{at_us: 0, kind: melt, plane: 0, host: 0}'
 bad gray-loss 'gray needs loss_pct' '{at_us: 0, kind: gray, plane: 0, host: 0}'

@@ -582,14 +582,17 @@ TEST(engine, ev_probe__reports_rtt)
 	link_fini(&l);
 }
 
-/* Run the lossy transfer once and return a fingerprint of everything the
- * engines counted and when they finished. */
-static void lossy_run(struct mrcp_qp_info *out, uint64_t *end)
+/* Run the lossy transfer once (its engines configured by @tweak) and
+ * return a fingerprint of everything the engines counted and when they
+ * finished, and (when asked) the scoreboard and message ring slots the
+ * two QPs ended with. */
+static void lossy_run_cfg(void (*tweak)(struct mrcp_engine_config *), struct mrcp_qp_info *out, uint64_t *end,
+			  uint32_t *sb_slots, uint32_t *rm_slots)
 {
 	struct link l;
 	struct psn_drop d = {.every = 7};
 
-	link_init(&l, 4, MRCP_MODE_MRC, NULL);
+	link_init(&l, 4, MRCP_MODE_MRC, tweak);
 	l.fl.drop = drop_first_tx;
 	l.fl.drop_ctx = &d;
 	fill(&l, 0, 0, 1u << 20, 6);
@@ -600,7 +603,16 @@ static void lossy_run(struct mrcp_qp_info *out, uint64_t *end)
 	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &out[0]));
 	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[1], l.qpn[1], &out[1]));
 	*end = l.fl.now;
+	if (sb_slots != NULL)
+		*sb_slots = mrcp__qp_lookup(l.fl.eng[0], l.qpn[0])->sb_mask + 1;
+	if (rm_slots != NULL)
+		*rm_slots = mrcp__qp_lookup(l.fl.eng[1], l.qpn[1])->rm_mask + 1;
 	link_fini(&l);
+}
+
+static void lossy_run(struct mrcp_qp_info *out, uint64_t *end)
+{
+	lossy_run_cfg(NULL, out, end, NULL, NULL);
 }
 
 TEST(engine, determinism__same_seed_same_counters_and_time)
@@ -1015,5 +1027,75 @@ TEST(engine, rev_ev__a_receive_only_qp_probes_its_reverse_paths)
 		}
 	ASSERT_GT(ok, 3);
 	ASSERT_EQ(0xF, planes_seen); /* the planes in turn */
+	link_fini(&l);
+}
+
+/* ---- sizing by use (mrcp_engine_config.preallocate) ------------------------ */
+
+static void prealloc_on(struct mrcp_engine_config *c)
+{
+	c->preallocate = true;
+}
+
+static void small_rings(struct mrcp_engine_config *c)
+{
+	c->cq_size = 64;
+	c->ctl_queue_size = 64;
+	c->event_queue_size = 64;
+}
+
+TEST(engine, sizing__by_use_behaves_as_preallocated)
+{
+	struct mrcp_qp_info a[2], b[2];
+	uint64_t ta, tb;
+	uint32_t sba, sbb, rma, rmb;
+
+	lossy_run_cfg(prealloc_on, a, &ta, &sba, &rma);
+	lossy_run_cfg(NULL, b, &tb, &sbb, &rmb);
+	ASSERT_U64_EQ(ta, tb);
+	for (int n = 0; n < 2; n++) {
+		ASSERT_EQ(0, memcmp(&a[n].c, &b[n].c, sizeof(a[n].c)));
+		ASSERT_U64_EQ(a[n].cc.cwnd, b[n].cc.cwnd);
+		ASSERT_EQ(a[n].next_psn, b[n].next_psn);
+	}
+	ASSERT_GT(a[0].c.rtx_fast, 0);     /* losses were repaired */
+	ASSERT_EQ(1024, sba);              /* pow2(W), W = 128 x 8 */
+	ASSERT_EQ(1024, rma);
+	/* by use: grown from 16 to what was in flight, one message at a time */
+	ASSERT_GT(sbb, 16);
+	ASSERT_LT(sbb, 1024);
+	ASSERT_EQ(16, rmb);
+}
+
+TEST(engine, sizing__rings_and_queues_keep_their_configured_limits)
+{
+	struct link l;
+	struct mrcp_wc wc[128];
+	struct mrcp_engine_counters ec;
+	unsigned got = 0, k;
+	int i;
+
+	/* the CQ (64) fills and holds completions back, in order, as a
+	 * preallocated one does */
+	link_init(&l, 1, MRCP_MODE_MRC, small_rings);
+	for (i = 0; i < 100; i++)
+		ASSERT_EQ(0, post_write(&l, 0, (uint32_t)i * 100, 100, (uint64_t)i, false, 0));
+	fake_link_run(&l.fl, 100000000, NULL, NULL, 100000);
+	mrcp_engine_counters(l.fl.eng[0], &ec);
+	ASSERT_GT(ec.cq_overflow, 0);
+	ASSERT_EQ(63, l.fl.eng[0]->cq_mask);
+	while ((k = mrcp_poll_cq(l.fl.eng[0], wc, 128)) != 0)
+		for (unsigned j = 0; j < k; j++)
+			ASSERT_EQ(got++, wc[j].wr_id);
+	ASSERT_EQ(100, got);
+	/* the send queue takes sq_depth WQEs (grown from 16), no more */
+	for (i = 0; i < 1024; i++)
+		ASSERT_EQ(0, post_write(&l, 0, 0, 8, (uint64_t)i, false, 0));
+	ASSERT_EQ(-EAGAIN, post_write(&l, 0, 0, 8, 9999, false, 0));
+	ASSERT_EQ(1023, mrcp__qp_lookup(l.fl.eng[0], l.qpn[0])->sq_mask);
+	/* and so does the receive queue */
+	for (i = 0; i < 1024; i++)
+		ASSERT_EQ(0, mrcp_qp_post_recv(l.fl.eng[1], l.qpn[1], (uint64_t)i));
+	ASSERT_EQ(-EAGAIN, mrcp_qp_post_recv(l.fl.eng[1], l.qpn[1], 9999));
 	link_fini(&l);
 }

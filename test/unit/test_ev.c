@@ -1739,3 +1739,150 @@ TEST(ev, next_deadline__all_good_is_o1_and_tracks_not_good)
 	ASSERT_EQ(1, f.s.n_not_good);
 	mrcp_ev_set_fini(&f.s);
 }
+
+/* ---- the deadline index (mrcp_ev_next_deadline, mrcp_ev_probes_due) ------- */
+
+/* mrcp_ev_next_deadline as a scan over every EV (what the index replaces). */
+static uint64_t deadline_by_scan(const struct mrcp_ev_set *s)
+{
+	uint64_t best = UINT64_MAX, open = s->probe_window_start_ns + s->cfg.base_rtt_ns;
+	bool any = false, spent = s->probes_in_window >= s->cfg.probe_budget;
+
+	if (s->n_not_good == 0)
+		return UINT64_MAX;
+	for (unsigned i = 0; i < s->n_evs; i++) {
+		const struct mrcp_ev *e = &s->evs[i];
+		uint64_t t;
+
+		if (e->state == MRCP_EV_SKIP) {
+			if (e->skip_rotation == s->rotation)
+				continue;
+			t = e->skip_since_ns + s->cfg.base_rtt_ns;
+		} else if (e->state == MRCP_EV_ASSUMED_BAD) {
+			if (e->probe_sent_ns != 0)
+				t = e->probe_sent_ns + s->probe_timeout_ns;
+			else
+				t = spent && (int64_t)(e->probe_next_ns - open) < 0 ? open : e->probe_next_ns;
+		} else {
+			continue;
+		}
+		if (!any || (int64_t)(t - best) < 0)
+			best = t;
+		any = true;
+	}
+	return best;
+}
+
+/* The index files exactly the SKIP and ASSUMED_BAD EVs, each once, the
+ * list in hold order and the heaps in heap order. */
+static void check_index(const struct mrcp_ev_set *s)
+{
+	unsigned skips = 0, bad = 0, listed = 0;
+	uint16_t prev = MRCP_EV_IDX_NONE;
+
+	for (unsigned i = 0; i < s->n_evs; i++) {
+		skips += s->evs[i].state == MRCP_EV_SKIP;
+		bad += s->evs[i].state == MRCP_EV_ASSUMED_BAD;
+	}
+	for (uint16_t i = s->skip_head; i != MRCP_EV_IDX_NONE; i = s->evs[i].dl_next) {
+		ASSERT_EQ(MRCP_EV_SKIP, s->evs[i].state);
+		ASSERT_EQ(prev, s->evs[i].dl_prev);
+		if (prev != MRCP_EV_IDX_NONE)
+			ASSERT_TRUE(s->evs[prev].skip_rotation <= s->evs[i].skip_rotation);
+		prev = i;
+		ASSERT_TRUE(++listed <= skips);
+	}
+	ASSERT_EQ(prev, s->skip_tail);
+	ASSERT_EQ(skips, listed);
+	ASSERT_EQ(bad, s->n_wait + s->n_out);
+	for (unsigned h = 0; h < 2; h++) {
+		const uint16_t *heap = s->dl_heap + (h ? s->n_evs : 0);
+		unsigned n = h ? s->n_out : s->n_wait;
+
+		for (unsigned k = 0; k < n; k++) {
+			const struct mrcp_ev *e = &s->evs[heap[k]];
+			uint64_t key = h ? e->probe_sent_ns : e->probe_next_ns;
+
+			ASSERT_EQ(MRCP_EV_ASSUMED_BAD, e->state);
+			ASSERT_EQ(h ? 1 : 0, e->probe_sent_ns != 0);
+			ASSERT_EQ(k, e->dl_pos);
+			if (k > 0) {
+				const struct mrcp_ev *up = &s->evs[heap[(k - 1) / 2]];
+
+				ASSERT_TRUE((int64_t)((h ? up->probe_sent_ns : up->probe_next_ns) - key) <= 0);
+			}
+		}
+	}
+}
+
+TEST(ev, deadline_index__agrees_with_a_scan_over_random_events)
+{
+	static const uint8_t evts[] = {
+		MRCP_EV_EVT_SACK_SKIP_ONCE, MRCP_EV_EVT_SACK_ALWAYS_SKIP, MRCP_EV_EVT_NACK_TRIMMED,
+		MRCP_EV_EVT_RTO, MRCP_EV_EVT_LOSS_UNDONE, MRCP_EV_EVT_DENY, MRCP_EV_EVT_ALLOW,
+	};
+	struct mrcp_ev_config c = cfg_make(2, 16, 8);
+	struct mrcp_prng r;
+	uint64_t now = T0, sent_probes = 0, expired = 0;
+	struct fx f;
+
+	c.probe_budget = 3;
+	c.probe_first_ns = 20 * US;
+	c.probe_max_ns = 200 * US;
+	fx_init(&f, &c, 77);
+	mrcp_prng_seed(&r, 78);
+	for (unsigned step = 0; step < 40000; step++) {
+		unsigned op = mrcp_prng_below(&r, 16), idx = mrcp_prng_below(&r, f.s.n_evs);
+
+		now += mrcp_prng_below(&r, 3 * US);
+		if (op < 6) {
+			mrcp_ev_event(&f.s, (int)idx, (enum mrcp_ev_event)evts[mrcp_prng_below(&r, sizeof(evts))], now);
+		} else if (op < 8) {
+			mrcp_ev_on_loss(&f.s, (int)idx, now);
+		} else if (op < 11) {
+			mrcp_ev_select(&f.s, now, -1, ~0u);
+		} else if (op < 14) {
+			/* what the scan would send: due EVs in order from the cursor,
+			 * as many as max and the budget allow */
+			uint16_t want[MRCP_EV_MAX], out[8];
+			unsigned nw = 0, max = mrcp_prng_below(&r, 5), left, got;
+			bool reset = (int64_t)(f.s.probe_window_start_ns + f.s.cfg.base_rtt_ns - now) <= 0;
+			uint64_t tmo = 15 * US;
+
+			left = f.s.n_not_good == 0 ? 0 : reset ? c.probe_budget : c.probe_budget - f.s.probes_in_window;
+			for (unsigned k = 0; k < f.s.n_evs && nw < max && nw < left; k++) {
+				unsigned i = (f.s.probe_cursor + k) % f.s.n_evs;
+				const struct mrcp_ev *e = &f.s.evs[i];
+
+				if (e->state == MRCP_EV_ASSUMED_BAD && e->probe_sent_ns == 0 &&
+				    (int64_t)(now - e->probe_next_ns) >= 0)
+					want[nw++] = (uint16_t)i;
+			}
+			got = mrcp_ev_probes_due(&f.s, now, tmo, out, max);
+			ASSERT_EQ(nw, got);
+			for (unsigned k = 0; k < got; k++)
+				ASSERT_EQ(want[k], out[k]);
+			sent_probes += got;
+			/* nothing due is left behind: no released SKIP past its
+			 * hold, no probe past its timeout */
+			for (unsigned i = 0; f.s.n_not_good && i < f.s.n_evs; i++) {
+				const struct mrcp_ev *e = &f.s.evs[i];
+
+				ASSERT_FALSE(e->state == MRCP_EV_SKIP && e->skip_rotation != f.s.rotation &&
+					     (int64_t)(e->skip_since_ns + BASE - now) <= 0);
+				ASSERT_FALSE(e->state == MRCP_EV_ASSUMED_BAD && e->probe_sent_ns != 0 &&
+					     (int64_t)(e->probe_sent_ns + tmo - now) <= 0);
+			}
+			expired++;
+		} else {
+			mrcp_ev_probe_answer(&f.s, (int)idx, (uint8_t)mrcp_prng_below(&r, 3), now);
+		}
+		check_index(&f.s);
+		ASSERT_U64_EQ(deadline_by_scan(&f.s), mrcp_ev_next_deadline(&f.s));
+	}
+	/* the walk reached every kind of deadline */
+	ASSERT_TRUE(sent_probes > 100);
+	ASSERT_TRUE(expired > 100);
+	ASSERT_TRUE(f.s.rotation > 100);
+	mrcp_ev_set_fini(&f.s);
+}

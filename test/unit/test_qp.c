@@ -691,3 +691,111 @@ TEST(qp, qp_ev_deny__every_ev_change_is_an_ev_state_event)
 	ASSERT_EQ(MRCP_EV_EVT_ALLOW, ev[0].ev.event);
 	fx_fini(&f);
 }
+
+/* ---- sizing by use: the scoreboard --------------------------------------- */
+
+/* A scoreboard of 16 slots that takes PSN after PSN (and doubles twice on
+ * the way) answers mrcp__qp_sb_past() for every PSN as a full-size one of
+ * 1024 slots would: what check_spurious reads of retransmitted PSNs outlives
+ * their slots. White-box, on the scoreboard fields alone. */
+TEST(qp, sb_past__a_small_scoreboard_reads_as_a_full_size_one)
+{
+	static struct sb_entry full[1024];
+	struct qp q;
+	uint32_t psn0 = MRCP_PSN_MASK - 300; /* wraps on the way */
+
+	memset(&q, 0, sizeof(q));
+	memset(full, 0, sizeof(full));
+	q.sb_cap = 1024;
+	q.sb_mask = 15;
+	q.sb = calloc(16, sizeof(*q.sb));
+	ASSERT_TRUE(q.sb != NULL);
+	q.next_psn = psn0;
+	for (uint32_t k = 0; k < 3000; k++) {
+		uint32_t psn = q.next_psn;
+		struct sb_entry *en = &q.sb[psn & q.sb_mask];
+
+		if (k == 700 || k == 1500)
+			ASSERT_TRUE(mrcp__qp_sb_grow(&q));
+		en = &q.sb[psn & q.sb_mask];
+		if (en->tx_count >= 2 && q.sb_mask + 1 < q.sb_cap)
+			mrcp__qp_sb_evict(&q, psn);
+		/* the send: every third PSN goes twice, with its own cause */
+		memset(en, 0, sizeof(*en));
+		en->sent_ns = 1000 + (uint64_t)k * 10;
+		en->tx_count = k % 3 == 0 ? 2 : 1;
+		en->rtx_cause = (uint8_t)(k % 4);
+		full[psn & 1023] = *en;
+		q.next_psn = mrcp_psn_add(psn, 1);
+		for (int32_t d = -1100; d <= 3; d += 7) {
+			uint32_t p = mrcp_psn_add(q.next_psn, d);
+			const struct sb_entry *got = mrcp__qp_sb_past(&q, p);
+			bool reach = d < 0 && d >= -1024 && (int32_t)k + d >= -1; /* sent, within 1024 */
+
+			if (!reach || full[p & 1023].tx_count < 2) {
+				ASSERT_TRUE(got == NULL || got->tx_count < 2);
+				continue;
+			}
+			ASSERT_TRUE(got != NULL);
+			ASSERT_EQ(full[p & 1023].tx_count, got->tx_count);
+			ASSERT_U64_EQ(full[p & 1023].sent_ns, got->sent_ns);
+			ASSERT_EQ(full[p & 1023].rtx_cause, got->rtx_cause);
+		}
+	}
+	ASSERT_EQ(63, q.sb_mask);
+	ASSERT_TRUE(q.sbp_tail - q.sbp_head <= 1024 / 3 + 1); /* only resent PSNs are kept */
+	free(q.sb);
+	free(q.sbp);
+}
+
+/* ---- peers: found by any of their addresses --------------------------------- */
+
+static void many_peers(struct mrcp_engine_config *c)
+{
+	c->max_peers = 300;
+	c->max_qps = 512;
+}
+
+/* 300 peers with two ports each, one port address shared by two peers:
+ * mrcp__peer_find (an address table, grown as peers come) finds each peer
+ * by its node and port addresses, the shared one names the first peer, as
+ * the scan over the slots did, and an unknown address none. */
+TEST(qp, peer_find__every_address_of_every_peer)
+{
+	struct fx f;
+	struct mrcp_ip unknown;
+
+	fx_init_cfg(&f, many_peers);
+	for (int i = 0; i < 300; i++) {
+		struct mrcp_conn_info ci;
+
+		fx_peer_info(&ci, PEER_QPN, 4096);
+		memset(&ci.node_addr, 0, sizeof(ci.node_addr));
+		ci.node_addr.family = 6;
+		ci.node_addr.a[0] = 0xfd;
+		ci.node_addr.a[14] = (uint8_t)(i >> 8);
+		ci.node_addr.a[15] = (uint8_t)i;
+		ci.n_ports = 2;
+		ci.port_addr[0] = ci.node_addr;
+		ci.port_addr[0].a[1] = 1;
+		ci.port_addr[1] = ci.node_addr;
+		ci.port_addr[1].a[1] = 2;
+		if (i == 7) /* peer 7 shares peer 3's second port address */
+			ci.port_addr[1].a[15] = 3;
+		qp_up(&f, NULL, &ci);
+	}
+	ASSERT_EQ(300, f.e->peers_hw);
+	ASSERT_TRUE(f.e->peer_hash != NULL);
+	for (uint32_t i = 0; i < 300; i++) {
+		const struct peer *p = &f.e->peers[i];
+
+		ASSERT_TRUE(mrcp__peer_find(f.e, &p->node) == p);
+		ASSERT_TRUE(mrcp__peer_find(f.e, &p->port_addr[0]) == p);
+		ASSERT_TRUE(mrcp__peer_find(f.e, &p->port_addr[1]) == (i == 7 ? &f.e->peers[3] : p));
+	}
+	memset(&unknown, 0, sizeof(unknown));
+	unknown.family = 6;
+	unknown.a[0] = 0xfe;
+	ASSERT_TRUE(mrcp__peer_find(f.e, &unknown) == NULL);
+	fx_fini(&f);
+}

@@ -1,0 +1,462 @@
+/* mrcd_config.c - loads the daemon's YAML configuration (libyaml document
+ * API) into struct mrcd_config: every key is checked against a table
+ * (config_sections.c over config_yaml.c), so an unknown or duplicate key, a
+ * wrong type or an out-of-range value is an error naming the file, line and
+ * key path. This file: the defaults, the cross-checks between sections that
+ * run after the parse, loading, and the mapping onto the engine and the frame
+ * layer. Knows nothing about DPDK: the daemon turns the result into EAL
+ * arguments and lib/dp's configuration. Never prints.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "config_internal.h"
+#include "mrcp_cc.h"
+
+#define MAX_FILE_BYTES (1u << 20)
+
+/* The embedded default: runs on a null virtual device, no NIC, no hugepages.
+ * config/mrcd-default.yaml is the same text (the tests compare them). */
+const char mrcd_config_default_yaml[] =
+	"# mrcd embedded default: one net_null plane, no NIC, no hugepages.\n"
+	"# Packets sent on net_null vanish; this config exists to start and stop\n"
+	"# the daemon anywhere. See docs/configuration.md.\n"
+	"eal:\n"
+	"  args: [\"--no-huge\", \"--no-pci\", \"-m\", \"256\", \"--file-prefix\", \"mrcd\"]\n"
+	"ports:\n"
+	"  - name: p0\n"
+	"    devargs: net_null0,no-rx=1\n"
+	"    ipv4: 10.0.0.1/24\n"
+	"lcores:\n"
+	"  ids: [1]\n"
+	"  idle: adaptive\n";
+
+/* ---- defaults ------------------------------------------------------------- */
+
+void mrcd_config_defaults(struct mrcd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->lcores.ids[0] = 1;
+	c->lcores.n_ids = 1;
+	c->lcores.idle = MRCD_IDLE_ADAPTIVE;
+	c->transport.udp_port = MRCP_UDP_PORT_DEFAULT; /* D1 */
+	c->transport.accept_alt_port = false;
+	c->transport.mtu = 4096;                       /* D3 */
+	c->transport.ev_layout = MRCP_EV_LO16_SPORT;   /* D4 */
+	c->transport.ev_active = 128;                  /* D41 */
+	c->transport.ev_backup = 64;
+	c->transport.ev_min_active = 0;                /* = active / 4 */
+	c->transport.trimming_fabric = false;
+	c->transport.sack_every = 4;                   /* D28 */
+	c->transport.base_rtt_ns = 12000;              /* §6.4 */
+	c->transport.timeout = 8;                      /* D32 */
+	c->transport.linear_cnt = 7;
+	c->transport.exp_cnt = 12;
+	c->transport.mpr = 8;                          /* D25 */
+	c->transport.max_wimm = 128;
+	mrcp_dscp_map_defaults(&c->transport.dscp);    /* D23 */
+	c->transport.lasthop_hop_limit = 0;
+	snprintf(c->cc.algorithm, sizeof(c->cc.algorithm), "%s", mrcp_cc_nscc.name); /* D52 */
+	c->cc.scope = MRCD_CC_SCOPE_PEER;              /* D53 */
+	c->srv6.enabled = false;
+	snprintf(c->control.socket, sizeof(c->control.socket), "%s", "/run/mrcd/mrcd.sock");
+	c->control.mode = 0660;
+	c->telemetry.enabled = true;
+	c->limits.max_qps = 256;
+	c->limits.max_mrs = 1024;
+	c->limits.max_peers = 64;
+	c->limits.per_client.max_qps = 64;
+	c->limits.per_client.max_mem_mb = 1024;
+	c->limits.per_client.max_wrs = 4096;
+}
+
+void mrcd_config_free(struct mrcd_config *c)
+{
+	if (c == NULL)
+		return;
+	for (unsigned i = 0; i < c->eal.n_args; i++)
+		free(c->eal.args[i]);
+	free(c->eal.args);
+	free(c->neighbours);
+	free(c->srv6.templates);
+	free(c->faults);
+	mrcd_config_defaults(c);
+}
+
+/* ---- validation across sections ----------------------------------------------- */
+
+int mrcd_config_family(const struct mrcd_config *c)
+{
+	if (c->n_ports == 0)
+		return 4;
+	for (unsigned i = 0; i < c->n_ports; i++)
+		if (c->ports[i].ipv6.ip.family != 6)
+			return 4;
+	return 6;
+}
+
+unsigned mrcd_config_frame_overhead(const struct mrcd_config *c)
+{
+	/* §2.1, counted after Ethernet, plus 4 B of ImmDt */
+	if (c->srv6.enabled)
+		return 128 + 4;
+	return mrcd_config_family(c) == 6 ? 88 + 4 : 68 + 4;
+}
+
+static int validate(struct ctx *c, struct mrcd_config *cfg)
+{
+	char path[96], other[96];
+	unsigned n = cfg->n_ports;
+	int fam = mrcd_config_family(cfg);
+
+	/* ports: names, devices, addresses, MTU */
+	for (unsigned i = 0; i < n; i++) {
+		const struct mrcd_port_config *p = &cfg->ports[i];
+		size_t dlen = strcspn(p->devargs, ",");
+
+		for (unsigned j = 0; j < i; j++) {
+			const struct mrcd_port_config *q = &cfg->ports[j];
+
+			if (strcmp(p->name, q->name) == 0) {
+				snprintf(path, sizeof(path), "ports[%u].name", i);
+				return cfg_fail_at(c, path, NULL, "duplicate port name \"%s\" (also ports[%u])", p->name, j);
+			}
+			if (strcspn(q->devargs, ",") == dlen && strncmp(p->devargs, q->devargs, dlen) == 0) {
+				snprintf(path, sizeof(path), "ports[%u].devargs", i);
+				return cfg_fail_at(c, path, NULL, "device %.*s is already used by ports[%u]",
+					       (int)dlen, p->devargs, j);
+			}
+		}
+		snprintf(path, sizeof(path), "ports[%u]", i);
+		if (p->ipv4.ip.family == 0 && p->ipv6.ip.family == 0)
+			return cfg_fail_at(c, path, NULL, "needs an ipv4 or an ipv6 address");
+		if (fam == 4 && p->ipv4.ip.family == 0) {
+			unsigned k = 0;
+
+			while (k < n && cfg->ports[k].ipv6.ip.family == 6)
+				k++;
+			snprintf(path, sizeof(path), "ports[%u].ipv4", i);
+			snprintf(other, sizeof(other), "ports[%u]", i);
+			return cfg_fail_at(c, path, other, "missing: ports[%u] has no ipv6 address, so every plane "
+				       "runs IPv4 and needs an ipv4 address", k);
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct mrcd_port_config *p = &cfg->ports[i];
+		unsigned need = cfg->transport.mtu + mrcd_config_frame_overhead(cfg);
+
+		if (p->mtu == 0) {
+			p->mtu = (uint16_t)need;
+		} else if (p->mtu < need) {
+			snprintf(path, sizeof(path), "ports[%u].mtu", i);
+			return cfg_fail_at(c, path, NULL, "%u is too small for transport.mtu %u over %s "
+				       "(needs at least %u)", p->mtu, cfg->transport.mtu,
+				       cfg->srv6.enabled ? "SRv6" : fam == 6 ? "IPv6" : "IPv4", need);
+		}
+	}
+
+	/* transport: EV counts (D41), DSCPs (D23) */
+	if (cfg->transport.ev_active % n != 0)
+		return cfg_fail_at(c, "transport.ev_active", "ports", "%u is not divisible by the %u ports (D41)",
+			       cfg->transport.ev_active, n);
+	if (cfg->transport.ev_backup % n != 0)
+		return cfg_fail_at(c, "transport.ev_backup", "ports", "%u is not divisible by the %u ports (D41)",
+			       cfg->transport.ev_backup, n);
+	if ((unsigned)cfg->transport.ev_active + cfg->transport.ev_backup > MRCP_EV_MAX)
+		return cfg_fail_at(c, "transport.ev_backup", "transport.ev_active",
+			       "ev_active + ev_backup = %u is above %u",
+			       (unsigned)cfg->transport.ev_active + cfg->transport.ev_backup, MRCP_EV_MAX);
+	if (cfg->transport.ev_min_active > cfg->transport.ev_active)
+		return cfg_fail_at(c, "transport.ev_min_active", NULL, "%u is above ev_active %u",
+			       cfg->transport.ev_min_active, cfg->transport.ev_active);
+	for (unsigned t = MRCP_DSCP_CLASS_TRIMMED; t <= MRCP_DSCP_CLASS_TRIMMED_LASTHOP; t++) {
+		for (unsigned i = 0; i < MRCP_DSCP_CLASS_COUNT; i++) {
+			const char *tn = mrcp_dscp_class_name((enum mrcp_dscp_class)t);
+			const char *in = mrcp_dscp_class_name((enum mrcp_dscp_class)i);
+			char tl[24], il[24];
+			size_t k;
+
+			if (i == MRCP_DSCP_CLASS_TRIMMED || i == MRCP_DSCP_CLASS_TRIMMED_LASTHOP)
+				continue;
+			if (cfg->transport.dscp.dscp[i] != cfg->transport.dscp.dscp[t])
+				continue;
+			for (k = 0; tn[k] && k + 1 < sizeof(tl); k++)
+				tl[k] = (char)tolower((unsigned char)tn[k]);
+			tl[k] = '\0';
+			for (k = 0; in[k] && k + 1 < sizeof(il); k++)
+				il[k] = (char)tolower((unsigned char)in[k]);
+			il[k] = '\0';
+			snprintf(path, sizeof(path), "transport.dscp.%s", tl);
+			return cfg_fail_at(c, path, "transport.dscp", "%u is also the DSCP of class %s: every "
+				       "%s packet would look trimmed (D23)", cfg->transport.dscp.dscp[t], il, il);
+		}
+	}
+
+	/* cc */
+	if (cfg->cc.params.min_cwnd != 0 && cfg->cc.params.max_cwnd != 0 &&
+	    cfg->cc.params.min_cwnd > cfg->cc.params.max_cwnd)
+		return cfg_fail_at(c, "cc.nscc.min_cwnd_kb", NULL, "%llu KiB is above max_cwnd_kb %llu KiB",
+			       (unsigned long long)cfg->cc.params.min_cwnd / 1024,
+			       (unsigned long long)cfg->cc.params.max_cwnd / 1024);
+	if (strcmp(cfg->cc.algorithm, mrcp_cc_fixed.name) != 0 && cfg->cc.params.fixed_cwnd != 0)
+		return cfg_fail_at(c, "cc.fixed_cwnd_kb", NULL, "only used with algorithm: fixed");
+	if (strcmp(cfg->cc.algorithm, mrcp_cc_nscc.name) != 0 && cfg_line_of(c, "cc.nscc") != 0)
+		return cfg_fail_at(c, "cc.nscc", NULL, "only used with algorithm: nscc");
+
+	/* srv6 (D8) */
+	if (cfg->srv6.enabled) {
+		unsigned per_plane = ((unsigned)cfg->transport.ev_active + cfg->transport.ev_backup) / n;
+
+		if (cfg->srv6.locator.ip.family == 0)
+			return cfg_fail_at(c, "srv6.locator_block", "srv6.enabled", "missing: required when srv6 is enabled");
+		if (cfg->srv6.n_templates == 0)
+			return cfg_fail_at(c, "srv6.templates", "srv6.enabled", "missing: required when srv6 is enabled");
+		if (fam != 6) {
+			for (unsigned i = 0; i < n; i++)
+				if (cfg->ports[i].ipv6.ip.family != 6) {
+					snprintf(path, sizeof(path), "ports[%u]", i);
+					return cfg_fail_at(c, path, NULL, "needs an ipv6 address: srv6 is enabled");
+				}
+		}
+		if (cfg->srv6.uplinks < per_plane)
+			return cfg_fail_at(c, "srv6.uplinks", "srv6.enabled", "%u uplinks cannot give %u distinct EVs "
+				       "per plane (ev_active + ev_backup over %u ports, D8)",
+				       cfg->srv6.uplinks, per_plane, n);
+	}
+
+	/* limits */
+	if (cfg->limits.per_client.max_qps > cfg->limits.max_qps)
+		return cfg_fail_at(c, "limits.per_client.max_qps", "limits", "%u is above limits.max_qps %u",
+			       cfg->limits.per_client.max_qps, cfg->limits.max_qps);
+	return 0;
+}
+
+/* ---- top level ------------------------------------------------------------------ */
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+int mrcd_config_load_string(const char *name, const char *yaml, struct mrcd_config *out,
+			    char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc, extra;
+	struct mrcd_config *cfg;
+	struct ctx c;
+	yaml_node_t *root;
+	int rc;
+
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	mrcd_config_defaults(out);
+	if (name == NULL)
+		name = "(string)";
+	if (yaml == NULL) {
+		set_err(err, errlen, "%s: no text", name);
+		return -EINVAL;
+	}
+	cfg = malloc(sizeof(*cfg));
+	if (cfg == NULL) {
+		set_err(err, errlen, "%s: out of memory", name);
+		return -ENOMEM;
+	}
+	mrcd_config_defaults(cfg);
+	if (!yaml_parser_initialize(&parser)) {
+		free(cfg);
+		set_err(err, errlen, "%s: out of memory", name);
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, strlen(yaml));
+	if (!yaml_parser_load(&parser, &doc)) {
+		const yaml_mark_t *mk = parser.problem ? &parser.problem_mark : &parser.context_mark;
+
+		rc = parser.error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
+		if (parser.context != NULL)
+			set_err(err, errlen, "%s:%lu: yaml: %s %s (line %lu)", name, (unsigned long)mk->line + 1,
+				parser.problem ? parser.problem : "syntax error", parser.context,
+				(unsigned long)parser.context_mark.line + 1);
+		else
+			set_err(err, errlen, "%s:%lu: yaml: %s", name, (unsigned long)mk->line + 1,
+				parser.problem ? parser.problem : "syntax error");
+		yaml_parser_delete(&parser);
+		free(cfg);
+		return rc;
+	}
+	memset(&c, 0, sizeof(c));
+	c.name = name;
+	c.doc = &doc;
+	c.err = err;
+	c.errlen = errlen;
+	c.cfg = cfg;
+	root = yaml_document_get_root_node(&doc);
+	c.root_line = 1;
+	if (root == NULL) {
+		cfg_fail(&c, NULL, "the file is empty: at least a ports section is required");
+	} else {
+		c.root_line = cfg_node_line(root);
+		/* a second document is almost certainly a mistake */
+		if (!yaml_parser_load(&parser, &extra)) {
+			const yaml_mark_t *mk = parser.problem ? &parser.problem_mark : &parser.context_mark;
+
+			set_err(err, errlen, "%s:%lu: yaml: %s", name, (unsigned long)mk->line + 1,
+				parser.problem ? parser.problem : "syntax error");
+			c.rc = -EINVAL;
+		} else {
+			yaml_node_t *r2 = yaml_document_get_root_node(&extra);
+
+			if (r2 != NULL) {
+				char msg[] = "a second YAML document: only one is allowed";
+
+				set_err(err, errlen, "%s:%lu: (top): %s", name,
+					(unsigned long)extra.start_mark.line + 1, msg);
+				c.rc = -EINVAL;
+			}
+			yaml_document_delete(&extra);
+		}
+	}
+	if (c.rc == 0)
+		(void)cfg_parse_root(&c, root, cfg);
+	if (c.rc == 0)
+		(void)validate(&c, cfg);
+	rc = c.rc;
+	free(c.lines);
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	if (rc != 0) {
+		if (rc == -ENOMEM && err != NULL && errlen > 0 && err[0] == '\0')
+			set_err(err, errlen, "%s: out of memory", name);
+		mrcd_config_free(cfg);
+		free(cfg);
+		return rc;
+	}
+	*out = *cfg;
+	free(cfg);
+	return 0;
+}
+
+int mrcd_config_load(const char *path, struct mrcd_config *out, char *err, size_t errlen)
+{
+	FILE *fp;
+	char *buf;
+	size_t len = 0;
+	int rc;
+
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	mrcd_config_defaults(out);
+	fp = fopen(path, "rb");
+	if (fp == NULL) {
+		rc = -errno;
+		set_err(err, errlen, "%s: cannot open: %s", path,
+			rc == -ENOENT ? "no such file" : rc == -EACCES ? "permission denied" : strerror(-rc));
+		return rc;
+	}
+	buf = malloc(MAX_FILE_BYTES + 1);
+	if (buf == NULL) {
+		fclose(fp);
+		set_err(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	len = fread(buf, 1, MAX_FILE_BYTES + 1, fp);
+	if (ferror(fp)) {
+		rc = errno ? -errno : -EIO;
+		set_err(err, errlen, "%s: cannot read: %s", path,
+			rc == -EISDIR ? "is a directory" : strerror(-rc));
+		free(buf);
+		fclose(fp);
+		return rc;
+	}
+	fclose(fp);
+	if (len > MAX_FILE_BYTES) {
+		free(buf);
+		set_err(err, errlen, "%s: larger than %u bytes", path, MAX_FILE_BYTES);
+		return -EFBIG;
+	}
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len) != NULL) {
+		free(buf);
+		set_err(err, errlen, "%s:1: (top): not a text file (contains NUL bytes)", path);
+		return -EINVAL;
+	}
+	rc = mrcd_config_load_string(path, buf, out, err, errlen);
+	free(buf);
+	return rc;
+}
+
+/* ---- mapping to the engine ---------------------------------------------------------- */
+
+static void port_ip(const struct mrcd_port_config *p, int fam, struct mrcp_ip *out)
+{
+	*out = fam == 6 ? p->ipv6.ip : p->ipv4.ip;
+}
+
+void mrcd_config_to_engine(const struct mrcd_config *c, struct mrcp_engine_config *e)
+{
+	int fam = mrcd_config_family(c);
+
+	mrcp_engine_config_defaults(e);
+	e->max_qps = c->limits.max_qps;
+	e->max_mrs = c->limits.max_mrs;
+	e->max_peers = c->limits.max_peers;
+	e->n_ports = (uint8_t)c->n_ports;
+	for (unsigned i = 0; i < c->n_ports; i++) {
+		e->port_bps[i] = (uint64_t)c->ports[i].speed_gbps * 1000000000ull; /* D54 */
+		port_ip(&c->ports[i], fam, &e->port_addr[i]);
+	}
+	if (c->n_ports > 0)
+		e->node_addr = e->port_addr[0];
+	e->mtu = c->transport.mtu;
+	e->udp_port = c->transport.udp_port;
+	e->dscp = c->transport.dscp;
+	e->trimming_fabric = c->transport.trimming_fabric;
+	e->sack_every = c->transport.sack_every;
+	e->base_rtt_ns = c->transport.base_rtt_ns;
+	e->timeout = c->transport.timeout;
+	e->linear_cnt = c->transport.linear_cnt;
+	e->exp_cnt = c->transport.exp_cnt;
+	e->mpr = c->transport.mpr;
+	e->max_wimm = c->transport.max_wimm;
+	mrcp_ev_config_defaults(&e->ev);
+	e->ev.n_active = c->transport.ev_active;
+	e->ev.n_backup = c->transport.ev_backup;
+	e->ev.min_active = c->transport.ev_min_active;
+	e->ev.n_ports = (uint8_t)c->n_ports;
+	e->ev.mode = c->srv6.enabled ? MRCP_EV_MODE_SRV6 : MRCP_EV_MODE_UDP;
+	e->ev.ipv4 = fam == 4;
+	e->ev.srv6_uplinks = c->srv6.enabled ? c->srv6.uplinks : 0;
+	e->ev.trimming_fabric = c->transport.trimming_fabric;
+	e->ev.base_rtt_ns = c->transport.base_rtt_ns;
+	snprintf(e->cc, sizeof(e->cc), "%s", c->cc.algorithm);
+	e->cc_params = c->cc.params;
+	e->cc_per_qp = c->cc.scope == MRCD_CC_SCOPE_QP;
+}
+
+void mrcd_config_to_frame_rx(const struct mrcd_config *c, struct mrcp_frame_rx_cfg *rx)
+{
+	mrcp_frame_rx_cfg_defaults(rx);
+	rx->udp_port = c->transport.udp_port;
+	rx->accept_alt_port = c->transport.accept_alt_port;
+	rx->ev_layout = c->transport.ev_layout;
+	rx->dscp = c->transport.dscp;
+	rx->lasthop_hl_enable = c->transport.lasthop_hop_limit != 0;
+	rx->lasthop_hl = c->transport.lasthop_hop_limit;
+}

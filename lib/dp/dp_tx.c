@@ -1,0 +1,266 @@
+/* dp_tx.c - what the engine sends, as frames (dp_internal.h): each
+ * mrcp_poll descriptor gets its next hop from the neighbour table (ARP/NDP
+ * requests go out as needed), outer headers from mrcp_frame_hdr_build (an
+ * SRv6 outer DA from the destination's row, D8), its payload copied into
+ * the mbuf or attached in place (zero-copy), the ICRC, and passes the TX
+ * fault stage on its way to the port's ring.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+
+#include "dp_fault.h"
+#include "dp_internal.h"
+#include "dp_neigh.h"
+#include "dp_srv6.h"
+#include "mrcp_icrc.h"
+
+#define L2_BUF 256 /* ARP/NDP requests: see dp_neigh.h */
+
+/* Send one frame the fault stage may drop, delay, copy or damage. */
+static void tx_frame(struct mrcd_dp *dp, struct mrcd_txb *b, unsigned port, struct rte_mbuf *m,
+		     uint32_t ev, uint64_t now)
+{
+	struct rte_mbuf *out[2];
+	unsigned n;
+
+	if (!mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_TX)) {
+		mrcd__txb_add(dp, b, port, m);
+		return;
+	}
+	n = mrcd__fault_stage(dp, port, MRCD_FAULT_TX, ev, m, now, out);
+	for (unsigned k = 0; k < n; k++)
+		mrcd__txb_add(dp, b, port, out[k]);
+}
+
+/* ---- zero-copy transmit ---------------------------------------------------------- */
+
+/* Payload of at least MRCD_DP_ZC_MIN bytes leaves from where it lies (a
+ * client's arena, a selftest buffer) as external-buffer mbufs chained after
+ * a header mbuf, instead of being copied. Only where the device addresses
+ * memory by virtual address (IOVA as VA: --no-huge, virtual devices) and
+ * when no TX fault rule could hold or rewrite the frame; the ICRC then runs
+ * with lib/core's incremental CRC over the pieces. The engine guarantees the
+ * bytes stay put until the work request completes; a session or selftest
+ * that goes away first calls mrcd_dp_tx_quiesce() so no queued frame still
+ * points into its memory. */
+static void zc_free_cb(void *addr, void *opaque)
+{
+	(void)addr;
+	(void)opaque; /* never: the port holds one reference for good */
+}
+
+void mrcd__tx_init(struct mrcd_dp *dp)
+{
+	dp->zero_copy = rte_eal_iova_mode() == RTE_IOVA_VA;
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		dp->ports[i].zc_shinfo.free_cb = zc_free_cb;
+		dp->ports[i].zc_shinfo.fcb_opaque = NULL;
+		rte_mbuf_ext_refcnt_set(&dp->ports[i].zc_shinfo, 1);
+	}
+}
+
+static bool zc_ok(const struct mrcd_dp *dp, unsigned port, const struct mrcp_tx *d)
+{
+	return dp->zero_copy && d->payload_len >= MRCD_DP_ZC_MIN &&
+	       !mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_TX);
+}
+
+static struct rte_mbuf *build_frame_zc(struct mrcd_dp *dp, unsigned port, const struct mrcp_tx *d,
+				       const struct mrcp_frame_tx *ftx, size_t hl, size_t mrc_len)
+{
+	struct mrcd_dp_port *p = &dp->ports[port];
+	struct rte_mbuf *m, *tail, *seg;
+	struct mrcp_icrc st;
+	uint8_t *f, *t;
+	size_t ip_off = mrcp_frame_icrc_off(ftx);
+
+	m = rte_pktmbuf_alloc(p->pool);
+	tail = rte_pktmbuf_alloc(p->pool);
+	if (!m || !tail) {
+		p->c.tx_no_mbuf++;
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(tail);
+		return NULL;
+	}
+	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hl + d->hdr_len));
+	t = (uint8_t *)rte_pktmbuf_append(tail, (uint16_t)(d->pad + MRCP_ICRC_LEN));
+	if (!f || !t || mrcp_frame_hdr_build(ftx, mrc_len, f, hl) < 0) {
+		p->c.tx_build_err++;
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(tail);
+		return NULL;
+	}
+	memcpy(f + hl, d->hdr, d->hdr_len);
+	if (mrcp_icrc_begin(&st, f + ip_off, hl + d->hdr_len - ip_off) < 0) {
+		p->c.tx_build_err++;
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(tail);
+		return NULL;
+	}
+	for (unsigned s = 0; s < d->n_seg; s++) {
+		seg = rte_pktmbuf_alloc(p->pool);
+		if (!seg || rte_pktmbuf_chain(m, seg) < 0) {
+			p->c.tx_no_mbuf++;
+			rte_pktmbuf_free(seg);
+			rte_pktmbuf_free(m);
+			rte_pktmbuf_free(tail);
+			return NULL;
+		}
+		rte_mbuf_ext_refcnt_update(&p->zc_shinfo, 1);
+		rte_pktmbuf_attach_extbuf(seg, (void *)(uintptr_t)d->seg[s].ptr,
+					  (rte_iova_t)(uintptr_t)d->seg[s].ptr,
+					  (uint16_t)d->seg[s].len, &p->zc_shinfo);
+		seg->data_len = (uint16_t)d->seg[s].len;
+		seg->pkt_len = seg->data_len;
+		m->pkt_len += seg->data_len;
+		mrcp_icrc_update(&st, d->seg[s].ptr, d->seg[s].len);
+	}
+	memset(t, 0, d->pad);
+	mrcp_icrc_update(&st, t, d->pad);
+	mrcp_icrc_store(t + d->pad, mrcp_icrc_finish(&st));
+	if (rte_pktmbuf_chain(m, tail) < 0) {
+		p->c.tx_build_err++;
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(tail);
+		return NULL;
+	}
+	p->c.tx_zero_copy++;
+	return m;
+}
+
+void mrcd_dp_tx_quiesce(struct mrcd_dp *dp)
+{
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		mrcd__port_drop_tx(&dp->ports[i]);
+		/* and what the device still holds (a NIC DMAs after tx_burst) */
+		rte_eth_tx_done_cleanup(dp->ports[i].port_id, (uint16_t)dp->index, 0);
+	}
+}
+
+/* ---- frames ---------------------------------------------------------------------- */
+
+static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d, uint64_t now)
+{
+	unsigned i = d->port - 1u;
+	struct mrcd_dp_port *p = &dp->ports[i];
+	const struct mrcd_dp_port_config *pc = &dp->cfg->ports[i];
+	struct mrcp_frame_tx ftx;
+	uint8_t req[L2_BUF];
+	size_t req_len = 0;
+	struct rte_mbuf *m;
+	int rc;
+
+	mrcp_frame_tx_defaults(&ftx);
+	rc = mrcd_neigh_resolve(dp->neigh, i, d->dst.family, d->dst.a, now, ftx.dst_mac,
+				req, sizeof(req), &req_len);
+	if (req_len > 0) {
+		struct rte_mbuf *r = rte_pktmbuf_alloc(p->pool);
+
+		if (r) {
+			memcpy(rte_pktmbuf_append(r, (uint16_t)req_len), req, req_len);
+			if (rte_eth_tx_burst(p->port_id, (uint16_t)dp->index, &r, 1) == 1)
+				p->c.tx_l2++;
+			else
+				rte_pktmbuf_free(r);
+		}
+	}
+	if (rc < 0) {
+		p->c.tx_no_neigh++;
+		return NULL;
+	}
+	memcpy(ftx.src_mac, p->mac, 6);
+	if (d->dst.family == 4) {
+		ftx.l3 = MRCP_FRAME_IPV4;
+		memcpy(ftx.src_ip, pc->ipv4.ip.a, 4);
+	} else {
+		ftx.l3 = MRCP_FRAME_IPV6;
+		memcpy(ftx.src_ip, pc->ipv6.ip.a, 16);
+		if (dp->n_srv6) {
+			/* D8: the outer DA is the EV's uSID path to the row of
+			 * the destination; the inner DA is the peer's port */
+			int k = mrcd_srv6_find(dp->srv6, dp->n_srv6, d->dst.a);
+
+			if (k < 0) {
+				p->c.tx_no_srv6_row++;
+				return NULL;
+			}
+			ftx.l3 = MRCP_FRAME_SRV6;
+			mrcd_srv6_da(&dp->srv6[k], d->ev, ftx.srv6_da);
+			p->c.tx_srv6++;
+		}
+	}
+	memcpy(ftx.dst_ip, d->dst.a, 16);
+	ftx.dscp = d->dscp;
+	ftx.ecn = d->ecn;
+	ftx.ev = d->ev;
+	ftx.ev_layout = dp->cfg->frame.ev_layout;
+	ftx.udp_dport = dp->cfg->frame.udp_port;
+	ftx.ip_id = dp->ip_id++;
+
+	size_t hl = mrcp_frame_hdr_len(&ftx);
+	size_t mrc_len = (size_t)d->hdr_len + d->payload_len + d->pad;
+	size_t flen = hl + mrc_len + MRCP_ICRC_LEN;
+
+	if (zc_ok(dp, i, d) && !(ftx.l3 == MRCP_FRAME_IPV6 && pc->udp_checksum))
+		return build_frame_zc(dp, i, d, &ftx, hl, mrc_len);
+	m = rte_pktmbuf_alloc(p->pool);
+	if (!m) {
+		p->c.tx_no_mbuf++;
+		return NULL;
+	}
+	uint8_t *f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)flen);
+	if (!f || flen > UINT16_MAX || mrcp_frame_hdr_build(&ftx, mrc_len, f, hl) < 0) {
+		p->c.tx_build_err++;
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	uint8_t *w = f + hl;
+	memcpy(w, d->hdr, d->hdr_len);
+	w += d->hdr_len;
+	for (unsigned s = 0; s < d->n_seg; s++) {
+		memcpy(w, d->seg[s].ptr, d->seg[s].len);
+		w += d->seg[s].len;
+	}
+	memset(w, 0, d->pad);
+	size_t ip_off = mrcp_frame_icrc_off(&ftx);
+	mrcd_dp_icrc_store(f + ip_off, hl + mrc_len - ip_off);
+	if (ftx.l3 == MRCP_FRAME_IPV6 && pc->udp_checksum) {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + ip_off);
+		struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(f + ip_off + sizeof(*ip6));
+
+		udp->dgram_cksum = 0;
+		udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip6, udp);
+	}
+	return m;
+}
+
+unsigned mrcd__tx_engine(struct mrcd_dp *dp, struct mrcd_txb *b, uint64_t now)
+{
+	struct mrcp_tx d[MRCD_DP_BURST];
+	unsigned total = 0;
+
+	for (int round = 0; round < 8; round++) {
+		unsigned n = mrcp_poll(dp->eng, now, d, MRCD_DP_BURST);
+
+		for (unsigned k = 0; k < n; k++) {
+			unsigned port = d[k].port - 1u;
+			struct rte_mbuf *m;
+
+			if (port >= dp->n_ports)
+				continue;
+			m = build_frame(dp, &d[k], now);
+			if (m)
+				tx_frame(dp, b, port, m, d[k].ev, now);
+		}
+		total += n;
+		for (unsigned i = 0; i < dp->n_ports; i++)
+			mrcd__port_flush(dp, i, &b[i]);
+		if (n < MRCD_DP_BURST)
+			break;
+	}
+	return total;
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# libfabric.sh - the libfabric provider "mrc" (lib/fabric, docs/libfabric.md)
+# with programs nobody here wrote: fi_info lists it with its capabilities
+# and FI_MRC_* variables; fi_pingpong -e rdm (msg and tagged, 1 B ... 1 MiB,
+# data checked with -c) between two daemons over four memif planes, lossless,
+# with 1% drop on every plane and with a plane blackholed mid-run; our own
+# libfabric programs for RMA writes, writedata, tagged matching, unexpected
+# messages, 64 outstanding operations and a peer that disappears; and Open
+# MPI (pml cm, mtl ofi) over it with the bytes counted in the daemons.
+source "$(dirname "$0")/lib.sh"
+PROV_DIR=${FABRIC_PROV_DIR:-}
+FT=${FABRIC_TESTS:-}
+
+if [ -z "$PROV_DIR" ] || [ ! -e "$PROV_DIR/libmrc-fi.so" ]; then
+	echo "SKIP: the provider was not built (libfabric-dev absent: scripts/setup.sh installs it)"
+	exit 77
+fi
+for tool in fi_info fi_pingpong; do
+	command -v $tool >/dev/null || { echo "SKIP: $tool missing (libfabric-bin: scripts/setup.sh installs it)"; exit 77; }
+done
+export FI_PROVIDER_PATH=$PROV_DIR
+
+# ---- 1. fi_info -------------------------------------------------------------------
+fi_info -p mrc -v > "$T/fi_info.txt" 2>&1
+check "fi_info -p mrc lists the provider" grep -q "prov_name: mrc" "$T/fi_info.txt"
+check "  as FI_EP_RDM" grep -q "type: FI_EP_RDM" "$T/fi_info.txt"
+caps=$(grep -m1 "^    caps:" "$T/fi_info.txt")
+for c in FI_MSG FI_TAGGED FI_RMA FI_WRITE FI_REMOTE_WRITE FI_DIRECTED_RECV FI_SOURCE; do
+	check "  with $c" grep -q "$c" <<<"$caps"
+done
+check "  without FI_READ or FI_ATOMIC" bash -c "! grep -qE 'FI_READ|FI_ATOMIC' <<<'$caps'"
+check "  ordering FI_ORDER_SAS" grep -q "msg_order: \[ FI_ORDER_SAS \]" "$T/fi_info.txt"
+check "  mr_mode VIRT_ADDR, ALLOCATED, PROV_KEY" grep -q "mr_mode: \[ FI_MR_VIRT_ADDR, FI_MR_ALLOCATED, FI_MR_PROV_KEY \]" "$T/fi_info.txt"
+check "  4 bytes of remote CQ data" grep -q "cq_data_size: 4" "$T/fi_info.txt"
+check "  only FI_EP_RDM (no FI_EP_MSG, no FI_EP_DGRAM)" bash -c "! fi_info -p mrc -t FI_EP_MSG >/dev/null 2>&1 && ! fi_info -p mrc -t FI_EP_DGRAM >/dev/null 2>&1"
+check "  mem_tag_format leaves all 64 tag bits to the application" grep -q "mem_tag_format: 0xaaaaaaaaaaaaaaaa" "$T/fi_info.txt"
+fi_info -p mrc -e > "$T/fi_info_e.txt" 2>&1
+for v in FI_MRC_SOCKET FI_MRC_HEAP_MB FI_MRC_RING_SLOTS FI_MRC_EAGER_SIZE FI_MRC_BOOTSTRAP_ADDR; do
+	check "fi_info -e lists $v" grep -aq "$v" "$T/fi_info_e.txt"
+done
+
+# ---- 2. two daemons ---------------------------------------------------------------------
+start_pair || { bad "daemons start"; finish; exit 1; }
+# frames and bytes the daemon put on its planes (the QPs' own counters go
+# with the QPs when the programs exit)
+tx_pkts() { ctlj "$1" counters | jget 'sum(p["tx_pkts"] for p in d["ports"].values())'; }
+tx_bytes() { ctlj "$1" counters | jget 'sum(p["tx_bytes"] for p in d["ports"].values())'; }
+
+port=19600
+# fi_pingpong's sizes stop at the provider's max_msg_size: 1 MiB here
+export FI_MRC_MAX_MSG_SIZE=1048576
+export FI_LOG_LEVEL=${FI_LOG_LEVEL:-warn} # the provider says why, if anything fails
+# pingpong NAME [fi_pingpong args]: server on b, client on a (its daemon);
+# both must exit 0. Sizes 1 B ... 1 MiB (-S all), data checked (-c).
+pingpong() {
+	local name=$1; shift
+	port=$((port + 1))
+	FI_MRC_SOCKET=$T/b.sock timeout 300 stdbuf -oL fi_pingpong -p mrc -e rdm -c -B "$port" "$@" \
+		> "$T/$name.srv" 2>&1 &
+	local srv=$!
+	PIDS+=("$srv")
+	# the server's control port is up when it listens
+	wait_for 30 bash -c "ss -ltn | grep -q ':$port '" || { bad "$name: server did not listen"; return 1; }
+	FI_MRC_SOCKET=$T/a.sock timeout 300 stdbuf -oL fi_pingpong -p mrc -e rdm -c -P "$port" "$@" 127.0.0.1 \
+		> "$T/$name.out" 2>&1
+	local rc=$?
+	wait "$srv"
+	local src=$?
+	[ $rc -eq 0 ] && [ $src -eq 0 ]
+}
+# sizes run: the last line of results names 1 MiB ("1m")
+pp_summary() { awk '/^[0-9]/ {n++; last=$0} END {printf "%d sizes, last: %s", n, last}' "$T/$1.out" | tr -s ' '; }
+pp_run() {
+	local name=$1; shift
+	if pingpong "$name" "$@"; then
+		if grep -q "^1m " "$T/$name.out"; then
+			ok "$name: $(pp_summary "$name")"
+		else
+			bad "$name: 1 MiB missing: $(tail -3 "$T/$name.out")"
+		fi
+	else
+		bad "$name: $(tail -3 "$T/$name.out" "$T/$name.srv" | tr '\n' ' ')"
+	fi
+}
+
+before=$(tx_bytes a)
+pp_run pingpong-msg -S all -I 20
+after=$(tx_bytes a)
+# 20 round trips of every size up to 1 MiB: a sends at least 20 MiB of payload
+check "  the bytes crossed mrcd (daemon a sent $((after - before)) bytes on its planes)" test $((after - before)) -gt $((20 << 20))
+pp_run pingpong-tagged -m tagged -S all -I 20
+
+for p in 1 2 3 4; do ctl a fault-set port=$p drop_pct=1 direction=both >/dev/null; done
+pp_run pingpong-drop-1pct -S all -I 20
+pp_run pingpong-tagged-drop-1pct -m tagged -S all -I 20
+ctl a fault-clear >/dev/null
+
+# a plane blackholed while the 1 MiB transfers run
+blackhole_midway() { # NAME [fi_pingpong args]
+	local name=$1; shift
+	(pingpong "$name" "$@"; echo $? > "$T/$name.rc") &
+	local p=$!
+	local base
+	base=$(tx_pkts a)
+	moving() { [ "$(tx_pkts a)" -gt $((base + 2000)) ]; }
+	wait_for 60 moving
+	ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
+	wait "$p"
+	ctl a fault-clear >/dev/null
+	if [ "$(cat "$T/$name.rc")" = 0 ] && grep -q "^1m " "$T/$name.out"; then
+		ok "$name: $(pp_summary "$name")"
+	else
+		bad "$name: $(tail -3 "$T/$name.out" "$T/$name.srv" | tr '\n' ' ')"
+	fi
+}
+blackhole_midway pingpong-blackhole-plane2 -S 1048576 -I 200
+blackhole_midway pingpong-tagged-blackhole-plane2 -m tagged -S 1048576 -I 200
+unset FI_MRC_MAX_MSG_SIZE
+
+# ---- 3. our own libfabric programs -------------------------------------------------------------
+# test_fi: server on b, client on a; each prints ok/FAIL lines of its own
+mkdir -p "$T/fi"
+FI_MRC_SOCKET=$T/b.sock timeout 300 "$FT/test_fi" --role server --dir "$T/fi" > "$T/test_fi.srv" 2>&1 &
+fsrv=$!
+PIDS+=("$fsrv")
+FI_MRC_SOCKET=$T/a.sock timeout 300 "$FT/test_fi" --role client --dir "$T/fi" > "$T/test_fi.cli" 2>&1
+crc=$?
+wait "$fsrv"
+src=$?
+while read -r line; do
+	case $line in
+	ok*) ok "test_fi server: ${line#ok   }" ;;
+	FAIL*) bad "test_fi server: ${line#FAIL }" ;;
+	esac
+done < "$T/test_fi.srv"
+while read -r line; do
+	case $line in
+	ok*) ok "test_fi client: ${line#ok   }" ;;
+	FAIL*) bad "test_fi client: ${line#FAIL }" ;;
+	esac
+done < "$T/test_fi.cli"
+check "test_fi: both sides exit 0 (client $crc, server $src)" test "$crc" -eq 0 -a "$src" -eq 0
+
+# ---- 4. Open MPI over mrcd ----------------------------------------------------------------------
+MPI=${FABRIC_MPI:-}
+if [ -z "$MPI" ] || ! command -v mpirun >/dev/null; then
+	bad "Open MPI: test_mpi or mpirun missing (openmpi-bin, libopenmpi-dev: scripts/setup.sh installs them)"
+	finish
+	exit 1
+fi
+# mpi NAME [test_mpi args]: rank 0 on daemon a, rank 1 on daemon b; only
+# pml cm + mtl ofi + provider mrc, and btl self: no TCP or shared-memory path
+# carries MPI messages (the runtime's own out-of-band channel is loopback TCP)
+mpi() {
+	local name=$1; shift
+	timeout 600 mpirun --allow-run-as-root --oversubscribe \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include mrc --mca btl self \
+		-x FI_PROVIDER_PATH -x FI_LOG_LEVEL \
+		-np 1 env FI_MRC_SOCKET="$T/a.sock" "$MPI" "$@" : \
+		-np 1 env FI_MRC_SOCKET="$T/b.sock" "$MPI" "$@" > "$T/$name.out" 2>&1
+}
+mpi_summary() { grep -E "pingpong 4194304|allreduce round [0-9]+ 16777216|barrier|errors" "$T/$1.out" | tail -4 | paste -sd';' | tr -s ' '; }
+a0=$(tx_bytes a); b0=$(tx_bytes b)
+if mpi mpi-healthy && grep -q "^mpi: 0 errors" "$T/mpi-healthy.out"; then
+	ok "Open MPI ping-pong, MPI_Allreduce 1 KiB..16 MiB checked, MPI_Barrier: $(mpi_summary mpi-healthy)"
+else
+	bad "Open MPI healthy run: $(tail -5 "$T/mpi-healthy.out" | tr '\n' ' ')"
+fi
+a1=$(tx_bytes a); b1=$(tx_bytes b)
+# at least the 16 MiB allreduce steps (4 of them, half the vector each way)
+check "  the MPI bytes crossed mrcd (a sent $((a1 - a0)), b sent $((b1 - b0)) bytes on their planes)" \
+	test $((a1 - a0)) -gt $((32 << 20)) -a $((b1 - b0)) -gt $((32 << 20))
+
+# the allreduce loop with plane 2 blackholed once it is under way
+(mpi mpi-blackhole --rounds 4 --pingpong-iters 0; echo $? > "$T/mpi-blackhole.rc") &
+mp=$!
+base=$(tx_bytes a)
+mpi_moving() { [ "$(tx_bytes a)" -gt $((base + (64 << 20))) ]; }
+wait_for 120 mpi_moving
+ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
+wait "$mp"
+ctl a fault-clear >/dev/null
+if [ "$(cat "$T/mpi-blackhole.rc")" = 0 ] && grep -q "^mpi: 0 errors" "$T/mpi-blackhole.out"; then
+	ok "Open MPI allreduce loop with plane 2 blackholed mid-run: every result right ($(mpi_summary mpi-blackhole))"
+else
+	bad "Open MPI blackhole run: $(tail -5 "$T/mpi-blackhole.out" | tr '\n' ' ')"
+fi
+
+finish
