@@ -24,6 +24,7 @@
 #define EV_PROBE_MIN_GAP_NS 10000ull  /* per-port EV probe rate limit (§7) */
 #define STALL_BASE_RTTS 4             /* D65: a timer this many base RTTs late = a stall */
 #define REO_WINDOW_SACKS 256          /* D65: SACKs per reorder / RTT max window */
+#define REO_MAX_MIN_RTTS 2             /* D65: reo_wnd at most this many min RTTs (or a base RTT) */
 #define LATE_FIRST_SACKS 16           /* D65: a QP's first SACKs, whose RTTs the fabric's queues may not show yet */
 
 /* For a per-packet step called from two or three places (new data and

@@ -150,14 +150,19 @@ static uint64_t rtt_hi(const struct mrcp_engine *e, const struct qp *qp)
 /* reo_wnd: how much later a SACKed send may be than an unSACKed one before
  * the older is suspected - the largest reordering seen in this window or
  * the last, plus a quarter; at least a quarter of target_qdelay (a quarter
- * base RTT if the CC has none), at most @hi. */
+ * base RTT if the CC has none), at most @hi and at most a few minimum RTTs
+ * (the base RTT if more): a path that lags the others by more than that is
+ * degraded, and its EVs should be held at once, whatever the verdict. */
 static uint64_t reo_wnd(const struct mrcp_engine *e, const struct qp *qp, uint64_t hi)
 {
 	uint64_t obs = max_u64(qp->reo_cur_ns, qp->reo_prev_ns), w = obs + obs / 4;
 	uint64_t lo = (qp->target_qdelay_ns != 0 ? qp->target_qdelay_ns : e->cfg.base_rtt_ns) / 4;
+	uint64_t cap = max_u64(e->cfg.base_rtt_ns, REO_MAX_MIN_RTTS * qp->min_rtt_ns);
 
 	if (w > hi)
 		w = hi;
+	if (w > cap)
+		w = cap;
 	return w > lo ? w : lo;
 }
 
@@ -829,8 +834,11 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 				qp->min_rtt_ns = in.rtt_ns;
 			qp->rack_rtt_ns = in.rtt_ns;
 			/* D65: not a SACK that waited in our RX ring through
-			 * a stall of ours */
-			if (in.rtt_ns > qp->rtt_cur_ns && !mrcp_time_lt(e->now - in.rtt_ns, e->stall_end_ns))
+			 * a stall of ours, nor one of a packet on an EV held or
+			 * out of service: a path under suspicion does not set
+			 * how long a healthy one may take */
+			if (in.rtt_ns > qp->rtt_cur_ns && !mrcp_time_lt(e->now - in.rtt_ns, e->stall_end_ns) &&
+			    (evi < 0 || (qp->evs.evs[evi].held == 0 && qp->evs.evs[evi].state == MRCP_EV_GOOD)))
 				qp->rtt_cur_ns = in.rtt_ns;
 		}
 	}
@@ -1148,9 +1156,9 @@ static void rto_count(struct mrcp_engine *e, struct qp *qp)
  * round is silent: the expired packets stay in flight with their timers
  * re-armed, probes go out, k grows as for a round, and nothing is resent
  * or retired. The probes' answers are the evidence; a peer that is only
- * paused answers them when it resumes. Not while a resend waits (for the
- * window the expired packets hold): that silence is of our making, and the
- * round as it always was frees the window. Silence through the linear phase
+ * paused answers them when it resumes. Not while a resend is due (and
+ * waits for the window the expired packets hold): that silence is of our
+ * making, and the round as it always was frees the window. Silence through the linear phase
  * (linear_cnt x T, 1.8 ms by default) turns into RTO rounds, so a dead
  * peer or every plane dead still ends the QP when it always did.
  */
@@ -1158,7 +1166,7 @@ static void rto_round(struct mrcp_engine *e, struct qp *qp)
 {
 	unsigned expired = 0;
 	uint32_t psn = qp->out_head;
-	bool silent = qp->mode == MRCP_MODE_MRC && qp->k < qp->linear_cnt && qp->n_rtxq == 0;
+	bool silent = qp->mode == MRCP_MODE_MRC && qp->k < qp->linear_cnt && (qp->n_rtxq == 0 || rtx_next(e, qp) == NIL);
 
 	while (psn != NIL) {
 		struct sb_entry *en = sb_at(qp, psn);
