@@ -1132,6 +1132,42 @@ TEST(req, undo_charge__a_lost_psn_sacked_before_its_resend_gives_the_ev_back)
 	fx_fini(&f);
 }
 
+/* D65: the SACK of a copy given up for lost (its resend already out) tells
+ * how slow a failing path is, not how long a healthy one may take: its RTT
+ * sets neither rtt_hi's window nor the latest sample; the resend's does. */
+TEST(req, rtt_hi__a_late_copy_given_up_for_lost_is_no_sample)
+{
+	struct fx f;
+	uint64_t t1, resent;
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	f.now = T0 + d65_late(&f) + 1024;
+	t1 = f.now;
+	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
+	drain(&f);
+	f.now += 5120;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, t1); /* PSN 1, a 5 us RTT: PSN 0 lost at once */
+	ASSERT_EQ(1, qc(&f).losses);
+	ASSERT_LT(f.qp->rtt_cur_ns, 6000);
+	drain(&f);
+	ASSERT_EQ(1, qc(&f).rtx_fast);
+	resent = f.now;
+	/* PSN 0's first copy arrives after all, 100 us after its send */
+	f.now = T0 + 100 * 1024;
+	sack(&f, 0, 0, 0, 0, T0);
+	ASSERT_EQ(1, qc(&f).rtx_spurious);
+	ASSERT_LT(f.qp->rtt_cur_ns, 6000);
+	ASSERT_LT(f.qp->rack_rtt_ns, 6000);
+	/* a SACK echoing the resend is a sample */
+	f.now += 1024;
+	sack(&f, 0, 0, 0, 0, resent);
+	ASSERT_GT(f.qp->rack_rtt_ns, f.now - resent - 1024);
+	ASSERT_EQ(f.qp->rack_rtt_ns, f.qp->rtt_cur_ns);
+	fx_fini(&f);
+}
+
 /*
  * Was an engine bug (fixed) (req.c, mrcp__req_on_timer): tlp_time() and aeth_probe_time()
  * return UINT64_MAX for "not due", but the caller tests them with
