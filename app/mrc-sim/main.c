@@ -88,7 +88,8 @@ static const char *ev_state_name(uint8_t st)
 #define FO_WINDOW_NS 10000u  /* failover: delivery is averaged over 10 us ... */
 #define FO_HOLD_NS 50000u    /* ... and must hold >= 90% for 50 us */
 
-/* p2p with a failure: the time from the first failure until the data
+/* p2p with a failure (a path's: host pauses and ev_drop do not count): the
+ * time from the first failure until the data
  * reaching the receiver, averaged over FO_WINDOW_NS, is back at >= 90% of
  * the capacity left (the end-to-end NIC links still up) and stays there for
  * FO_HOLD_NS. @us < 0: never. */
@@ -102,7 +103,8 @@ static bool failover(const struct sim_scenario *s, const struct sim_opts *op, co
 	if (s->wl != SIM_WL_P2P || s->n_failures == 0 || r->ts_rx == NULL || r->live_gbps <= 0)
 		return false;
 	for (unsigned i = 0; i < s->n_failures; i++)
-		if (s->failures[i].kind != SIM_FAIL_EV_DROP && s->failures[i].at_ns < fail_ns)
+		if (s->failures[i].kind != SIM_FAIL_EV_DROP && s->failures[i].kind != SIM_FAIL_HOST_PAUSE &&
+		    s->failures[i].at_ns < fail_ns)
 			fail_ns = s->failures[i].at_ns;
 	if (fail_ns == UINT64_MAX)
 		return false;
@@ -323,7 +325,8 @@ static int write_json(const char *path, const struct sim_scenario *s, const stru
 			   "\"tx_data_pkts\": %llu, \"rtx_fast\": %llu, \"rtx_nack\": %llu, \"rtx_rto\": %llu, "
 			   "\"rtx_port_down\": %llu, \"ev_transitions\": %llu, \"wc_err\": %llu, "
 			   "\"drops_buffer\": %llu, \"drops_down\": %llu, \"drops_loss\": %llu, \"trims\": %llu, "
-			   "\"ecn_marks\": %llu, \"events\": %llu",
+			   "\"ecn_marks\": %llu, \"events\": %llu, \"rto_rounds\": %llu, \"silent_rounds\": %llu, "
+			   "\"suspects\": %llu, \"rtx_spurious\": %llu",
 			(unsigned long long)r[i].end_ns, r[i].stalled ? "true" : "false",
 			(unsigned long long)r[i].min_flow_ns,
 			(unsigned long long)r[i].bytes_done, goodput_gbps(&r[i]),
@@ -333,7 +336,13 @@ static int write_json(const char *path, const struct sim_scenario *s, const stru
 			(unsigned long long)r[i].wc_err, (unsigned long long)r[i].drops_buffer,
 			(unsigned long long)r[i].drops_down, (unsigned long long)r[i].drops_loss,
 			(unsigned long long)r[i].trims,
-			(unsigned long long)r[i].ecn_marks, (unsigned long long)r[i].events);
+			(unsigned long long)r[i].ecn_marks, (unsigned long long)r[i].events,
+			(unsigned long long)r[i].rto_rounds, (unsigned long long)r[i].silent_rounds,
+			(unsigned long long)r[i].suspects, (unsigned long long)r[i].rtx_spurious);
+		fprintf(o, ", \"evs_retired_by_plane\": [");
+		for (uint32_t k = 0; k < s->planes; k++)
+			fprintf(o, "%s%llu", k ? ", " : "", (unsigned long long)r[i].evs_out_plane[k]);
+		fputc(']', o);
 		json_detail(o, s, op, &r[i]);
 		fputc('}', o);
 	}

@@ -201,12 +201,13 @@ static const struct {
 	{"switch_down", SIM_FAIL_SWITCH_DOWN}, {"blackhole", SIM_FAIL_BLACKHOLE},
 	{"gray", SIM_FAIL_GRAY}, {"slow", SIM_FAIL_SLOW}, {"flap", SIM_FAIL_FLAP},
 	{"ev_drop", SIM_FAIL_EV_DROP}, {"switch_blackhole", SIM_FAIL_SWITCH_BLACKHOLE},
+	{"host_pause", SIM_FAIL_HOST_PAUSE},
 };
 
 static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure *f)
 {
 	bool have_kind = false, have_at = false, have_plane = false, have_loss = false, have_factor = false;
-	bool is_link, is_switch;
+	bool have_dir = false, is_link, is_switch;
 
 	f->plane = f->t0 = f->t1 = f->host = f->pod = f->t2 = -1;
 	f->factor = 1.0;
@@ -237,7 +238,7 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 					break;
 			if (t && i == sizeof(fail_kinds) / sizeof(fail_kinds[0]))
 				err(c, v, "kind must be link_down, link_up, switch_down, switch_blackhole, blackhole, "
-					  "gray, slow, flap or ev_drop", t);
+					  "gray, slow, flap, ev_drop or host_pause", t);
 			else if (t)
 				f->kind = fail_kinds[i].kind;
 		} else if (!strcmp(key, "plane")) {
@@ -263,6 +264,16 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 		} else if (!strcmp(key, "duration_us")) {
 			if (get_u64(c, v, 1, 1ull << 40, &us))
 				f->duration_ns = us * 1000;
+		} else if (!strcmp(key, "dir")) {
+			const char *t = scalar(c, v);
+
+			have_dir = true;
+			if (t && !strcmp(t, "up"))
+				f->dir = 1;
+			else if (t && !strcmp(t, "down"))
+				f->dir = 2;
+			else if (t && strcmp(t, "both"))
+				err(c, v, "dir must be both, up or down", t);
 		} else if (!strcmp(key, "flow")) {
 			get_u32(c, v, 0, 1u << 24, &f->flow);
 		} else if (!strcmp(key, "ev_index")) {
@@ -272,10 +283,15 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 		}
 	}
 	is_switch = f->kind == SIM_FAIL_SWITCH_DOWN || f->kind == SIM_FAIL_SWITCH_BLACKHOLE;
-	is_link = !is_switch && f->kind != SIM_FAIL_EV_DROP;
+	is_link = !is_switch && f->kind != SIM_FAIL_EV_DROP && f->kind != SIM_FAIL_HOST_PAUSE;
 	if (!have_kind || !have_at)
 		err(c, m, "failure needs at_us and kind", NULL);
-	else if (f->kind == SIM_FAIL_EV_DROP) {
+	else if (f->kind == SIM_FAIL_HOST_PAUSE) {
+		if (have_plane || f->t0 >= 0 || f->t1 >= 0 || f->host < 0 || f->duration_ns == 0 ||
+		    (f->period_ns != 0 && f->period_ns <= f->duration_ns))
+			err(c, m, "host_pause takes host and duration_us, and period_us > duration_us to repeat; "
+				  "no plane or switch", NULL);
+	} else if (f->kind == SIM_FAIL_EV_DROP) {
 		if (have_plane || f->t0 >= 0 || f->t1 >= 0 || f->host >= 0 || !have_loss)
 			err(c, m, "ev_drop takes loss_pct, flow and ev_index (the EV's plane is its own), "
 				  "no plane or link", NULL);
@@ -294,8 +310,10 @@ static void load_failure(struct ctx *c, const yaml_node_t *m, struct sim_failure
 		err(c, m, "slow needs factor (>= 1)", NULL);
 	else if (f->kind == SIM_FAIL_FLAP && (f->period_ns < 2000 || f->duration_ns == 0))
 		err(c, m, "flap needs period_us >= 2 and duration_us", NULL);
-	if (f->kind != SIM_FAIL_FLAP && (f->period_ns || f->duration_ns))
-		err(c, m, "period_us and duration_us are for flap only", NULL);
+	if (f->kind != SIM_FAIL_FLAP && f->kind != SIM_FAIL_HOST_PAUSE && (f->period_ns || f->duration_ns))
+		err(c, m, "period_us and duration_us are for flap and host_pause only", NULL);
+	if (have_dir && f->kind != SIM_FAIL_BLACKHOLE)
+		err(c, m, "dir is for blackhole only", NULL);
 	if (have_loss && f->kind != SIM_FAIL_GRAY && f->kind != SIM_FAIL_EV_DROP)
 		err(c, m, "loss_pct is for gray and ev_drop only", NULL);
 	if (have_factor && f->kind != SIM_FAIL_SLOW)

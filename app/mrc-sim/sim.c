@@ -98,6 +98,7 @@ struct host {
 	uint64_t room_wake_ps;    /* queued EVK_ROOM, ps; 0 = none */
 	uint32_t lkey, rkey;
 	bool room_closed[MRCP_MAX_PORTS];
+	uint64_t pause_until_ps;  /* host_pause: the engine is not run before, ps */
 };
 
 struct sim {
@@ -788,6 +789,15 @@ static void host_service(struct sim *s, uint32_t h)
 	struct pkt *done[BURST];
 	unsigned n = 0, k;
 
+	if (s->now_ps < hs->pause_until_ps) {
+		/* host_pause: nothing runs; one poll at the end of the pause
+		 * takes what arrived and whatever fell due meanwhile */
+		if (!hs->poll_pending) {
+			hs->poll_pending = true;
+			push(s, hs->pause_until_ps, EVK_POLL, h, NULL, 0);
+		}
+		return;
+	}
 	while (hs->rx_head != NULL && n < BURST) {
 		struct pkt *p = hs->rx_head;
 
@@ -858,12 +868,16 @@ static void link_queues(struct sim *s, uint32_t P, int host, uint32_t t0, uint32
  * nothing else changes. Otherwise up means healthy again (no loss, full
  * rate), Otherwise routing learns of a T0-T1 change reconverge_ms later,
  * and a host's NIC sees its own link change at once (D50). */
-static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, int t2, bool up, bool silent)
+static void link_state(struct sim *s, uint32_t P, int host, uint32_t t0, uint32_t t1, int t2, bool up, bool silent,
+		       int dir)
 {
 	struct queue *a, *b;
 
 	link_queues(s, P, host, t0, t1, t2, &a, &b);
-	a->up = b->up = up;
+	if (dir != 2)
+		a->up = up;
+	if (dir != 1)
+		b->up = up;
 	if (up && !silent) {
 		a->loss_thresh = b->loss_thresh = 0;
 		a->rate_bps = b->rate_bps = s->rate_bps;
@@ -937,7 +951,7 @@ static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
 	case SIM_FAIL_LINK_DOWN:
 	case SIM_FAIL_LINK_UP:
 	case SIM_FAIL_BLACKHOLE:
-		link_state(s, P, f->host, t0, t1, f->t2, f->kind == SIM_FAIL_LINK_UP, f->kind == SIM_FAIL_BLACKHOLE);
+		link_state(s, P, f->host, t0, t1, f->t2, f->kind == SIM_FAIL_LINK_UP, f->kind == SIM_FAIL_BLACKHOLE, f->dir);
 		break;
 	case SIM_FAIL_GRAY:
 	case SIM_FAIL_SLOW:
@@ -952,7 +966,7 @@ static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
 		uint64_t half = f->period_ns / 2, end = f->at_ns + f->duration_ns;
 		uint64_t tk = f->at_ns + gen * half, next = tk + half;
 
-		link_state(s, P, f->host, t0, t1, f->t2, tk >= end || (gen & 1), true);
+		link_state(s, P, f->host, t0, t1, f->t2, tk >= end || (gen & 1), true, 0);
 		if (tk < end)
 			push(s, (next < end ? next : end) * PS_PER_NS, EVK_FAIL, idx, NULL, gen + 1);
 		break;
@@ -963,18 +977,28 @@ static void apply_failure(struct sim *s, uint32_t idx, uint64_t gen)
 
 		if (f->t0 >= 0) {
 			for (uint32_t k = 0; k < s->T1; k++)
-				link_state(s, P, -1, t0, k, -1, false, silent);
+				link_state(s, P, -1, t0, k, -1, false, silent, 0);
 			for (uint32_t h = t0 * s->sc->hosts_per_t0; h < (t0 + 1) * s->sc->hosts_per_t0 && h < s->H; h++)
-				link_state(s, P, (int)h, 0, 0, -1, false, silent);
+				link_state(s, P, (int)h, 0, 0, -1, false, silent, 0);
 		} else {
 			for (uint32_t k = 0; k < s->T0; k++)
-				link_state(s, P, -1, k, t1, -1, false, silent);
+				link_state(s, P, -1, k, t1, -1, false, silent, 0);
 		}
 		break;
 	}
 	case SIM_FAIL_EV_DROP:
 		ev_drop_start(s, f);
 		break;
+	case SIM_FAIL_HOST_PAUSE: {
+		struct host *hs = &s->hosts[f->host];
+		uint64_t end = s->now_ps + f->duration_ns * PS_PER_NS;
+
+		if (end > hs->pause_until_ps)
+			hs->pause_until_ps = end;
+		if (f->period_ns)
+			push(s, s->now_ps + f->period_ns * PS_PER_NS, EVK_FAIL, idx, NULL, gen + 1);
+		break;
+	}
 	}
 }
 
@@ -1496,11 +1520,17 @@ static void collect(struct sim *s)
 		r->rtx_rto += qi.c.rtx_rto;
 		r->rtx_port_down += qi.c.rtx_port_down;
 		r->tx_data_pkts += qi.c.tx_data_pkts;
+		r->rto_rounds += qi.c.rto_rounds;
+		r->silent_rounds += qi.c.silent_rounds;
+		r->suspects += qi.c.suspects;
+		r->rtx_spurious += qi.c.rtx_spurious;
 		evs = mrcp_qp_evs(s->hosts[f->src].e, s->qps[i].qpn_tx);
 		for (uint16_t k = 0; evs != NULL && k < evs->n_evs; k++) {
 			r->ev_transitions += evs->evs[k].c.transitions;
 			if (evs->evs[k].state != MRCP_EV_GOOD)
 				r->evs_not_good++;
+			if (evs->evs[k].state == MRCP_EV_ASSUMED_BAD || evs->evs[k].state == MRCP_EV_DENIED)
+				r->evs_out_plane[evs->evs[k].port - 1]++;
 		}
 	}
 }

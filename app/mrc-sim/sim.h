@@ -11,8 +11,9 @@
  * flap drops everything silently and never reconverges; a link_down is seen
  * by routing, which stops hashing onto the link reconverge_ms later (and a
  * host's NIC sees its own link go down at once); gray links lose a share of
- * their packets, slow links run at a fraction of the rate, and ev_drop
- * loses a share of the packets carrying one EV.
+ * their packets, slow links run at a fraction of the rate, ev_drop
+ * loses a share of the packets carrying one EV, and host_pause stops a
+ * host's engine (not its NIC) for a while, once or periodically.
  *
  * Packets are not frames: they carry the engine's encoded MRC headers and
  * the payload length only (engines run with place_payload = false), plus
@@ -52,6 +53,7 @@ enum sim_fail_kind {
 	SIM_FAIL_FLAP,            /**< silent down/up every period/2 for duration */
 	SIM_FAIL_EV_DROP,         /**< loses loss_pct % of one EV's packets */
 	SIM_FAIL_SWITCH_BLACKHOLE,/**< blackhole on every link of a switch (E3) */
+	SIM_FAIL_HOST_PAUSE,      /**< a host's engine is not run for duration (D65) */
 };
 
 /** One scheduled failure. Link: t0 + t1 (a T0-T1 link), host (its host-T0
@@ -66,8 +68,12 @@ struct sim_failure {
 	                           *   the pod) + t2; -1 = not given */
 	double loss_pct;          /**< gray, ev_drop: percent of packets lost */
 	double factor;            /**< slow: the link runs at rate / factor */
-	uint64_t period_ns;       /**< flap: one down + up cycle, ns */
-	uint64_t duration_ns;     /**< flap: how long it flaps, ns; then up */
+	uint64_t period_ns;       /**< flap: one down + up cycle, ns; host_pause:
+	                           *   the pause repeats this often (0 = once) */
+	uint64_t duration_ns;     /**< flap: how long it flaps, ns; then up;
+	                           *   host_pause: how long each pause lasts */
+	int dir;                  /**< blackhole: 0 both ways, 1 up only (host -> T0,
+	                           *   T0 -> T1), 2 down only */
 	uint32_t flow;            /**< ev_drop: the flow whose first QP ... */
 	uint32_t ev_index;        /**< ... owns the EV at this index (its EV set) */
 };
@@ -143,8 +149,13 @@ struct sim_result {
 	uint64_t min_flow_ns;     /**< fastest flow, ns */
 	uint64_t rtx_fast, rtx_nack, rtx_rto, rtx_port_down;
 	uint64_t tx_data_pkts;
+	uint64_t rto_rounds;      /**< RTO rounds, requester QPs (§4.5) */
+	uint64_t silent_rounds;   /**< RTO expiries met with probes instead (D65) */
+	uint64_t suspects;        /**< PSNs held for a loss verdict (D65) */
+	uint64_t rtx_spurious;    /**< fast retransmissions found unneeded */
 	uint64_t ev_transitions;  /**< EV state changes, requester QPs (mrcp_ev counters) */
 	uint64_t evs_not_good;    /**< requester EVs not GOOD at the end */
+	uint64_t evs_out_plane[MRCP_MAX_PORTS]; /**< of them ASSUMED_BAD or DENIED, per plane */
 	uint64_t qp_errors;       /**< MRCP_EVENT_QP_ERROR events */
 	uint64_t wc_err;
 	uint64_t drops_buffer;    /**< tail drops in switch queues */

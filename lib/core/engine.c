@@ -446,9 +446,15 @@ void mrcp__qp_arm(struct mrcp_engine *e, struct qp *qp)
 	if (qp->state == MRCP_QPS_RTS || qp->state == MRCP_QPS_RTR)
 		d = mrcp__req_deadline(e, qp);
 	/* a deadline already due fires at the next tick, never at this same
-	 * instant again: a timer that could not make progress must not spin */
-	if (d != UINT64_MAX && mrcp_time_le(d, e->now))
+	 * instant again: a timer that could not make progress must not spin.
+	 * One already armed to fire sooner stays put: re-arming it on every
+	 * RX burst would push a due timer back a tick per burst, and while
+	 * packets kept coming (bursts less than a tick apart) it never fired */
+	if (d != UINT64_MAX && mrcp_time_le(d, e->now)) {
 		d = e->now + 1024;
+		if (mrcp_timer_armed(&qp->timer) && mrcp_time_lt(qp->timer.deadline, d))
+			return;
+	}
 	if (d == UINT64_MAX)
 		mrcp_timer_cancel(&e->wheel, &qp->timer);
 	else if (!mrcp_timer_armed(&qp->timer) || qp->timer.deadline != d)
@@ -494,6 +500,30 @@ uint64_t mrcp_next_deadline(const struct mrcp_engine *e)
 	if (e->ctl_head != e->ctl_tail || e->ready_head != NIL)
 		return e->now; /* work now */
 	return d;
+}
+
+/* D65: a call whose earliest timer fell due more than STALL_BASE_RTTS base
+ * RTTs ago means the engine was not running (the host descheduled it): the
+ * stall ends now, and the timers that fell due inside it run again from
+ * here (mrcp__stall_rearm) rather than firing at once. Called before a
+ * call does anything else; a timer already seen late extends the stall it
+ * belongs to without counting another. */
+static void stall_check(struct mrcp_engine *e, uint64_t now_ns)
+{
+	uint64_t due = mrcp_timer_wheel_next(&e->wheel);
+
+	if (due == UINT64_MAX || !mrcp_time_lt(due + STALL_BASE_RTTS * e->cfg.base_rtt_ns, now_ns))
+		return;
+	if (e->stall_end_ns == 0 || !mrcp_time_le(due, e->stall_end_ns))
+		e->c.stalls++;
+	e->stall_end_ns = now_ns;
+}
+
+void mrcp_engine_stalled(struct mrcp_engine *e, uint64_t now_ns)
+{
+	e->now = now_ns;
+	e->c.stalls++;
+	e->stall_end_ns = now_ns;
 }
 
 void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp)
@@ -557,9 +587,26 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 		rx_write(e, rx);
 		return;
 	}
-	if (rx->trim != MRCP_TRIM_NONE)
+	if (rx->trim != MRCP_TRIM_NONE) {
 		rc = mrcp_pkt_decode_hdr(rx->data, rx->len, &p);
-	else
+		if (rc != 0 && rx->len >= 1 &&
+		    (rx->data[0] == MRCP_OP_WRITE_LAST_IMM || rx->data[0] == MRCP_OP_WRITE_ONLY_IMM)) {
+			/* O5: a switch that trims at the end of RETH takes ImmDt
+			 * with it; what the NACK needs (PSN, EV, stamp) is all
+			 * before it, so read the header as the Write without
+			 * ImmDt, and keep the opcode it came with. Without
+			 * this the trim is a silent loss. */
+			uint8_t hdr[MRCP_DATA_HDR_MAX];
+			size_t n = rx->len < sizeof(hdr) ? rx->len : sizeof(hdr);
+			uint8_t op = rx->data[0];
+
+			memcpy(hdr, rx->data, n);
+			hdr[0] = op == MRCP_OP_WRITE_LAST_IMM ? MRCP_OP_WRITE_LAST : MRCP_OP_WRITE_ONLY;
+			rc = mrcp_pkt_decode_hdr(hdr, n, &p);
+			if (rc == 0)
+				p.bth.opcode = op;
+		}
+	} else
 		rc = mrcp_pkt_decode_rx(rx->data, rx->len, &p);
 	if (rc != 0) {
 		e->c.rx_bad_decode++;
@@ -609,6 +656,7 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 
 void mrcp_rx_burst(struct mrcp_engine *e, const struct mrcp_rx *pkts, unsigned n, uint64_t now_ns)
 {
+	stall_check(e, now_ns);
 	e->now = now_ns;
 	for (unsigned i = 0; i < n; i++)
 		rx_one(e, &pkts[i]);
@@ -648,6 +696,7 @@ unsigned mrcp_poll(struct mrcp_engine *e, uint64_t now_ns, struct mrcp_tx *out, 
 	unsigned n = 0;
 	uint32_t turns;
 
+	stall_check(e, now_ns);
 	e->now = now_ns;
 	mrcp_timer_wheel_advance(&e->wheel, now_ns, engine_fire, e);
 	while (n < max && e->ctl_head != e->ctl_tail)

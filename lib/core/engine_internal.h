@@ -22,6 +22,10 @@
 #define PSU_INTERVAL_NS 1000000ull    /* D50 */
 #define EV_PROBE_TIMEOUT_NS 2000000ull /* D57 */
 #define EV_PROBE_MIN_GAP_NS 10000ull  /* per-port EV probe rate limit (§7) */
+#define STALL_BASE_RTTS 4             /* D65: a timer this many base RTTs late = a stall */
+#define REO_WINDOW_SACKS 256          /* D65: SACKs per reorder / RTT max window */
+#define REO_MAX_MIN_RTTS 2             /* D65: reo_wnd at most this many min RTTs (or a base RTT) */
+#define LATE_FIRST_SACKS 16           /* D65: a QP's first SACKs, whose RTTs the fabric's queues may not show yet */
 
 /* For a per-packet step called from two or three places (new data and
  * retransmissions) that gcc -O2 would leave out of line: the call and its
@@ -127,6 +131,8 @@ enum {
 	SB_RTXQ = 1u << 2,       /* queued for retransmission */
 	SB_BY_TIMEOUT = 1u << 3, /* its last send was an RTO retransmission */
 	SB_LIVE = 1u << 4,       /* entry in use (PSN in [snd_una, next_psn)) */
+	SB_SUSPECT = 1u << 5,    /* D65: out of flight and queued, held for the
+				  * verdict at not_before_ns; its EV is held */
 };
 
 /* A retransmitted PSN whose scoreboard slot a later PSN took (sizing by
@@ -141,7 +147,7 @@ struct sb_past {
 struct sb_entry {
 	uint64_t sent_ns;        /* last (re)transmission */
 	uint64_t deadline_ns;    /* RTO deadline: sent + T x b (§4.5) */
-	uint64_t not_before_ns;  /* D35: resource NACK hold */
+	uint64_t not_before_ns;  /* D35: resource NACK hold; D65: a suspect's verdict */
 	uint32_t wqe;            /* send-queue index (free-running) */
 	uint32_t msg_off;        /* offset of the payload in the message */
 	uint32_t prev, next;     /* send-order list, by PSN; NIL ends */
@@ -154,7 +160,8 @@ struct sb_entry {
 	uint8_t tx_count;
 	uint8_t rtx_cause;       /* which counter the next retransmit bumps */
 	uint16_t charged;        /* D64: 1 + the EV charged with this PSN's loss or RTO, 0 none */
-	uint8_t spare[10];       /* to 64 B (one pad byte before charged): indexing by PSN is a shift */
+	uint32_t tx_wait_ns;     /* D65: the wait in the port's TX stage estimated at the send */
+	uint8_t spare[4];        /* to 64 B (pad bytes before charged and tx_wait_ns): indexing by PSN is a shift */
 };
 static_assert(sizeof(struct sb_entry) == 64, "sb_entry: a power of two");
 
@@ -254,19 +261,22 @@ struct qp {
 	bool rcvd_valid;
 	uint64_t min_rtt_ns;
 	uint64_t rack_rtt_ns;    /* RTT of the latest valid sample (D29 note) */
-	uint64_t reo_extra_ns;   /* reorder window widening after spurious rtx */
 	uint64_t last_tx_data_ns;/* D48: when we last sent data */
 	uint64_t last_rx_data_ns;/* D48: when data last arrived */
 	uint64_t rev_probe_ns;   /* D48: when we last probed a reverse path */
 	uint8_t rev_probe_plane; /* D48: the plane probed last */
-	uint32_t sacks_since_spurious;
+	/* D65 loss inference: all in send-time or RTT ns */
+	uint64_t acked_newest_ns;/* latest send time of a PSN acknowledged by a SACK (RACK.xmit_ts) */
+	uint64_t reo_cur_ns, reo_prev_ns; /* largest reordering seen: this window, the last */
+	uint64_t rtt_cur_ns, rtt_prev_ns; /* largest RTT sample: this window, the last */
+	uint32_t win_sacks;      /* SACKs in this window (REO_WINDOW_SACKS) */
+	uint32_t n_suspect;      /* SB_SUSPECT entries */
 	uint64_t last_sack_ns;
 	uint64_t last_progress_ns;
 	uint64_t target_qdelay_ns;
 	/* reliability probe (D36, §4.7) */
 	bool tlp_out;
 	uint64_t tlp_sent_ns;
-	int tlp_ev;
 	uint16_t probe_id;
 
 	/* responder */
@@ -359,9 +369,21 @@ struct mrcp_engine {
 	uint64_t ep_deadline;    /* peer timers (PSU retries, EV probe timeouts) */
 	struct mrcp_timer ep_timer;
 	uint64_t ep_last_probe_ns[MRCP_MAX_PORTS];
+	uint64_t stall_end_ns;   /* D65: end of the latest local stall; 0 = none yet */
+	uint64_t port_free_ns[MRCP_MAX_PORTS]; /* D65: when port i+1's TX stage drains of the data sent so far (estimate) */
 
 	struct mrcp_engine_counters c;
 };
+
+/* D65: a timer of @len ns due at @end that fell due during a local stall
+ * (at or before the stall's end) runs again from the stall's end: the
+ * engine was not running to see it pass. @return the (moved) end. */
+static inline uint64_t mrcp__stall_rearm(const struct mrcp_engine *e, uint64_t end, uint64_t len)
+{
+	if (e->stall_end_ns == 0 || !mrcp_time_le(end, e->stall_end_ns))
+		return end;
+	return e->stall_end_ns + len;
+}
 
 /* engine.c; the per-packet lookups and conversions are inline here */
 static inline struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)

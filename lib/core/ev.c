@@ -469,6 +469,10 @@ static int ev_plane_backup(const struct mrcp_ev_set *s, unsigned plane)
 
 static void ev_activate(struct mrcp_ev_set *s, uint16_t idx)
 {
+	/* D65: a backup joining the rotation has carried nothing yet (after a
+	 * failure a share of them sit on the same dead path): on probation
+	 * until something sent on it is acknowledged */
+	s->evs[idx].probation = 1;
 	s->evs[idx].pool = MRCP_EV_POOL_ACTIVE;
 	ev_perm_insert(s, idx);
 	s->c.promotions++;
@@ -643,6 +647,7 @@ int mrcp_ev_set_init(struct mrcp_ev_set *s, const struct mrcp_ev_config *cfg,
 
 		e->port = (uint8_t)(plane + 1u);
 		e->state = MRCP_EV_GOOD;
+		e->probation = 1; /* D65: nothing it carried was acknowledged yet */
 		e->dl_prev = e->dl_next = MRCP_EV_IDX_NONE;
 		if (i % per < share) {
 			e->pool = MRCP_EV_POOL_ACTIVE;
@@ -758,6 +763,9 @@ static void ev_retire(struct mrcp_ev_set *s, int idx, uint8_t to, uint64_t now_n
 			ev_activate(s, (uint16_t)b);
 	}
 	e->pool = MRCP_EV_POOL_OUT;
+	if (e->probation & 2)
+		e->held--;
+	e->probation = 0;
 	if (s->rev_ev[plane] == idx)
 		s->rev_ev[plane] = ev_rev_pick(s, plane, idx);
 	ev_probe_reset(e);
@@ -945,7 +953,8 @@ int mrcp__ev_select_walk(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, ui
 		e = &s->evs[idx];
 		if (e->state == MRCP_EV_SKIP && ev_skip_due(s, e, now_ns))
 			ev_apply(s, idx, MRCP_EV_EVT_SKIP_EXPIRED, ev_cell(e, MRCP_EV_EVT_SKIP_EXPIRED), now_ns);
-		if (e->state != MRCP_EV_GOOD || (up & ev_port_bit(e->port)) == 0 || (int)idx == exclude)
+		if (e->state != MRCP_EV_GOOD || e->held != 0 || (up & ev_port_bit(e->port)) == 0 ||
+		    (int)idx == exclude)
 			continue;
 		return idx;
 	}

@@ -350,6 +350,15 @@ unsigned mrcp_poll(struct mrcp_engine *e, uint64_t now_ns, struct mrcp_tx *out, 
  *  host sleep (the daemon's adaptive idle, the simulator's event queue). */
 uint64_t mrcp_next_deadline(const struct mrcp_engine *e);
 
+/**
+ * Tell the engine that its host did not run it until @now_ns (a worker that
+ * measured a gap in its own loop, a process resumed from a stop). Timers
+ * that fell due before @now_ns run again from it, as for a stall the engine
+ * finds itself from a late timer (D65); counted in the engine's `stalls`.
+ * Call it before the first mrcp_rx_burst / mrcp_poll after the gap.
+ */
+void mrcp_engine_stalled(struct mrcp_engine *e, uint64_t now_ns);
+
 /** Whether @port's TX stage has room (D42: full ports are skipped). */
 void mrcp_port_set_tx_room(struct mrcp_engine *e, uint8_t port, bool room);
 
@@ -384,7 +393,8 @@ void mrcp_qp_set_backlog(struct mrcp_engine *e, uint32_t qpn, uint8_t percent);
 	X(ep_rx, "endpoint operations received")                               \
 	X(ep_tx, "endpoint operations sent")                                   \
 	X(ep_stale, "stale port-status updates and other engines' responses ignored")                       \
-	X(port_down_events, "local port down events")
+	X(port_down_events, "local port down events")                          \
+	X(stalls, "local stalls: called a timer's worth late (D65)")
 
 /** Per-QP counters. */
 #define MRCP_QP_COUNTERS(X)                                                    \
@@ -410,6 +420,9 @@ void mrcp_qp_set_backlog(struct mrcp_engine *e, uint32_t qpn, uint8_t percent);
 	X(probe_tx, "reliability probes sent")                                 \
 	X(probe_rx, "reliability probes received")                             \
 	X(rto_rounds, "RTO rounds")                                            \
+	X(silent_rounds, "RTO expiries met with probes: nothing later acknowledged (D65)") \
+	X(suspects, "PSNs held for a loss verdict (D65)")                      \
+	X(suspects_cleared, "suspects acknowledged before their verdict: reordering (D65)") \
 	X(losses, "packets declared lost (D29)")                               \
 	X(wc_ok, "completions, success")                                       \
 	X(wc_err, "completions, error")                                        \

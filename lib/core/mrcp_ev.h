@@ -107,6 +107,13 @@ struct mrcp_ev {
 	uint32_t skip_rotation;   /**< D43: rotation number when SKIP began */
 	uint16_t dl_prev, dl_next;/**< the set's SKIP list while SKIP (ev.c's
 				       deadline index; MRCP_EV_IDX_NONE ends) */
+	uint16_t held;            /**< D65: suspect PSNs last sent on it, and its
+				       probation packet; while nonzero selection
+				       passes it over, its state unchanged */
+	uint8_t probation;        /**< D65: bit 0 unproven (promoted or back in
+				       service, nothing of it acknowledged
+				       since): one packet at a time; bit 1 that
+				       packet is out (one of @held) */
 	uint64_t skip_since_ns;   /**< D43 */
 	/* D45 resurrection */
 	uint64_t probe_next_ns;   /**< when the next probe is due */
@@ -209,7 +216,7 @@ int mrcp__ev_select_walk(struct mrcp_ev_set *s, uint64_t now_ns, int exclude, ui
 
 /**
  * Choose the EV for the next packet (D42): walk the permutation, reshuffling
- * on wrap, skipping EVs that are not GOOD, whose port is down (local or
+ * on wrap, skipping EVs that are not GOOD or are held (D65), whose port is down (local or
  * remote mask) or whose port bit is clear in @port_room (a full TX stage),
  * and the EV @exclude (a retransmission's failed EV; -1 for none).
  * Also expires SKIPs that are due (D43).
@@ -223,7 +230,7 @@ static inline int mrcp_ev_select(struct mrcp_ev_set *s, uint64_t now_ns, int exc
 		uint16_t idx = s->perm[s->perm_pos];
 		const struct mrcp_ev *e = &s->evs[idx];
 
-		if (e->state == MRCP_EV_GOOD && (int)idx != exclude &&
+		if (e->state == MRCP_EV_GOOD && e->held == 0 && (int)idx != exclude &&
 		    (s->port_up_local & s->port_up_remote & port_room & (1u << (e->port - 1))) != 0) {
 			s->perm_pos++;
 			return idx;
@@ -244,6 +251,33 @@ static inline void mrcp_ev_on_send(struct mrcp_ev_set *s, int idx, bool rtx)
 	if (rtx)
 		e->c.rtx_pkts++;
 	e->loss_hist <<= 1; /* D30: one bit per send, the oldest falls off */
+	if (e->probation == 1) {
+		/* D65: an unproven EV carries one packet until it is answered */
+		e->probation = 3;
+		e->held++;
+	}
+}
+
+/** D65: EV @idx's probation packet is settled (resent or charged): it may
+ *  carry another, still one at a time. */
+static inline void mrcp_ev_probation_settled(struct mrcp_ev_set *s, int idx)
+{
+	struct mrcp_ev *e;
+
+	if (idx < 0 || idx >= (int)s->n_evs || !(s->evs[idx].probation & 2))
+		return;
+	e = &s->evs[idx];
+	e->probation = 1;
+	e->held--;
+}
+
+/** D65: a packet sent on EV @idx was acknowledged: the EV is proven. */
+static inline void mrcp_ev_proven(struct mrcp_ev_set *s, int idx)
+{
+	if (idx < 0 || idx >= (int)s->n_evs || s->evs[idx].probation == 0)
+		return;
+	mrcp_ev_probation_settled(s, idx);
+	s->evs[idx].probation = 0;
 }
 
 /**

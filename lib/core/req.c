@@ -71,6 +71,8 @@ static void rtx_queue(struct qp *qp, uint32_t psn, uint8_t cause, uint64_t not_b
 	struct sb_entry *en = sb_at(qp, psn);
 
 	out_remove(qp, psn);
+	if (qp->mode == MRCP_MODE_MRC)
+		mrcp_ev_probation_settled(&qp->evs, en->ev);
 	if (!(en->flags & SB_RTXQ)) {
 		en->flags |= SB_RTXQ;
 		qp->n_rtxq++;
@@ -98,6 +100,101 @@ static void undo_charge(struct mrcp_engine *e, struct qp *qp, struct sb_entry *e
 	}
 }
 
+/* ---- D65: windows of the largest reordering and RTT -------------------------- */
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* When @en's last copy left the host, as estimated at its send: the send
+ * time plus the wait behind the data already queued on its port. Loss
+ * inference compares these, not send times: packets stamped in one burst
+ * leave a port one after the other, and a port's queue is no path's
+ * reordering. */
+static inline uint64_t wire_ns(const struct sb_entry *en)
+{
+	return en->sent_ns + en->tx_wait_ns;
+}
+
+/* @en was just acknowledged, so it left the host by now: a departure
+ * estimated later (the port's TX stage drains faster than its nominal rate,
+ * as a memif ring does) is cut to now, and the port's estimate with it, so
+ * that later packets do not look sent later than they were. @return the
+ * departure. */
+static uint64_t acked_wire(struct mrcp_engine *e, struct sb_entry *en)
+{
+	uint64_t w = wire_ns(en), *free_ns;
+
+	if (!mrcp_time_lt(e->now, w))
+		return w;
+	free_ns = &e->port_free_ns[en->port - 1];
+	*free_ns = mrcp_time_le(w, *free_ns) ? *free_ns - (w - e->now) : e->now;
+	en->tx_wait_ns = (uint32_t)(e->now - en->sent_ns);
+	return e->now;
+}
+
+/* The longest RTT worth waiting for a SACK: the largest sample of this
+ * window or the last (min_rtt and the latest as floors), the base RTT
+ * before any sample; at most T / 2, so a verdict always comes before an
+ * RTO would. */
+static uint64_t rtt_hi(const struct mrcp_engine *e, const struct qp *qp)
+{
+	uint64_t r = max_u64(max_u64(qp->rtt_cur_ns, qp->rtt_prev_ns), max_u64(qp->min_rtt_ns, qp->rack_rtt_ns));
+
+	if (r == 0)
+		r = e->cfg.base_rtt_ns;
+	return r < qp->T_ns / 2 ? r : qp->T_ns / 2;
+}
+
+/* reo_wnd: how much later a SACKed send may be than an unSACKed one before
+ * the older is suspected - the largest reordering seen in this window or
+ * the last, plus a quarter; at least a quarter of target_qdelay (a quarter
+ * base RTT if the CC has none), at most @hi and at most a few minimum RTTs
+ * (the base RTT if more): a path that lags the others by more than that is
+ * degraded, and its EVs should be held at once, whatever the verdict. */
+static uint64_t reo_wnd(const struct mrcp_engine *e, const struct qp *qp, uint64_t hi)
+{
+	uint64_t obs = max_u64(qp->reo_cur_ns, qp->reo_prev_ns), w = obs + obs / 4;
+	uint64_t lo = (qp->target_qdelay_ns != 0 ? qp->target_qdelay_ns : e->cfg.base_rtt_ns) / 4;
+	uint64_t cap = max_u64(e->cfg.base_rtt_ns, REO_MAX_MIN_RTTS * qp->min_rtt_ns);
+
+	if (w > hi)
+		w = hi;
+	if (w > cap)
+		w = cap;
+	return w > lo ? w : lo;
+}
+
+/* A PSN sent at @sent_ns was just acknowledged by a SACK: anything sent
+ * after it and acknowledged before it measures the reordering. */
+static inline void reo_observe(struct qp *qp, uint64_t sent_ns)
+{
+	if (mrcp_time_lt(sent_ns, qp->acked_newest_ns) && qp->acked_newest_ns - sent_ns > qp->reo_cur_ns)
+		qp->reo_cur_ns = qp->acked_newest_ns - sent_ns;
+}
+
+/* D65: how long past its departure a packet may still arrive: twice
+ * rtt_hi, four times in the QP's first window of SACKs (its queues are
+ * still building and the RTTs sampled so far are the empty fabric's). */
+static uint64_t late_ns(const struct qp *qp, uint64_t hi)
+{
+	uint64_t late = hi + hi / 2;
+
+	return qp->c.sack_rx < LATE_FIRST_SACKS ? 2 * late : late;
+}
+
+/* ---- D65: suspects -------------------------------------------------------------- */
+
+/* @en leaves the suspects: acknowledged (reordering) or confirmed lost. */
+static void suspect_drop(struct qp *qp, struct sb_entry *en)
+{
+	en->flags &= (uint8_t)~SB_SUSPECT;
+	qp->n_suspect--;
+	if (en->ev >= 0 && qp->evs.evs != NULL && qp->evs.evs[en->ev].held != 0)
+		qp->evs.evs[en->ev].held--;
+}
+
 /* Everything up to and including @psn was received: free it (§4.4 step 1);
  * what was in flight leaves the QPCC's inflight. */
 static void ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint64_t *newest_sent)
@@ -116,14 +213,24 @@ static void ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint
 		struct sb_entry *en = sb_at(qp, una);
 
 		if (!(en->flags & SB_SACKED)) {
-			if (mrcp_time_lt(newest, en->sent_ns))
-				newest = en->sent_ns;
-			if (en->ev >= 0 && mrc)
+			uint64_t w = acked_wire(e, en);
+
+			if (mrcp_time_lt(newest, w))
+				newest = w;
+			if (newest_sent != NULL)
+				reo_observe(qp, w);
+			if (en->ev >= 0 && mrc) {
 				qp->evs.evs[en->ev].c.sacked++;
+				mrcp_ev_proven(&qp->evs, en->ev); /* D65 */
+			}
 			if (en->charged)
 				undo_charge(e, qp, en, false);
 		}
 		out_remove(qp, una);
+		if (en->flags & SB_SUSPECT) {
+			suspect_drop(qp, en);
+			qp->c.suspects_cleared++;
+		}
 		if (en->flags & SB_RTXQ)
 			qp->n_rtxq--;
 		en->flags = 0;
@@ -269,6 +376,14 @@ static int pick_rtx_ev(struct mrcp_engine *e, struct qp *qp, const struct sb_ent
 	return mrcp_ev_select(&qp->evs, e->now, en->ev, e->port_room);
 }
 
+/* @en's RTO interval, T x b (§4.5), at most 1 s. */
+static inline uint64_t rto_ival(const struct qp *qp, const struct sb_entry *en)
+{
+	uint64_t ival = en->b_exp >= 40 ? ONE_SECOND_NS : qp->T_ns << en->b_exp;
+
+	return ival < ONE_SECOND_NS ? ival : ONE_SECOND_NS;
+}
+
 /* Record a (re)transmission of @psn on @ev. */
 static MRCP_PKT_INLINE void on_sent(struct mrcp_engine *e, struct qp *qp, uint32_t psn, int ev, bool rtx)
 {
@@ -279,10 +394,19 @@ static MRCP_PKT_INLINE void on_sent(struct mrcp_engine *e, struct qp *qp, uint32
 	/* §4.5: b = 1 unless this send is an RTO retransmission */
 	if ((en->flags & SB_BY_TIMEOUT) && qp->k >= qp->linear_cnt)
 		b_exp = (uint8_t)(qp->k - qp->linear_cnt + 1);
-	ival = b_exp >= 40 ? ONE_SECOND_NS : qp->T_ns << b_exp;
-	if (ival > ONE_SECOND_NS)
-		ival = ONE_SECOND_NS;
 	en->b_exp = b_exp;
+	ival = rto_ival(qp, en);
+	{
+		/* D65: the port's TX stage drains at the port's rate */
+		uint8_t port = qp->evs.evs[ev].port;
+		uint64_t *free_ns = &e->port_free_ns[port - 1], start = *free_ns;
+		uint64_t bps = e->cfg.port_bps[port - 1];
+
+		if (mrcp_time_lt(start, e->now) || start - e->now > ONE_SECOND_NS)
+			start = e->now;
+		en->tx_wait_ns = (uint32_t)(start - e->now);
+		*free_ns = start + (bps ? (uint64_t)en->nominal * 8000000000ull / bps : 0);
+	}
 	en->sent_ns = e->now;
 	en->deadline_ns = e->now + ival;
 	en->ev = (int16_t)ev;
@@ -305,6 +429,9 @@ static uint32_t rtx_next(struct mrcp_engine *e, struct qp *qp)
 	return NIL;
 }
 
+static void confirm_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn);
+static bool suspect_due(const struct mrcp_engine *e, const struct qp *qp, struct sb_entry *en);
+
 bool mrcp__req_has_work(const struct qp *qp)
 {
 	if (qp->state != MRCP_QPS_RTS)
@@ -323,6 +450,12 @@ unsigned mrcp__req_tx(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *out,
 			if (psn != NIL) {
 				struct sb_entry *en = sb_at(qp, psn);
 				int ev;
+
+				if (en->flags & SB_SUSPECT) {
+					if (!suspect_due(e, qp, en))
+						continue; /* the verdict moved on (D65) */
+					confirm_lost(e, qp, psn);
+				}
 
 				if (!mrcp__cc_can_send(qp->cc, en->nominal)) {
 					qp->c.stalls_cwnd++;
@@ -410,77 +543,191 @@ unsigned mrcp__req_tx(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *out,
 	return n;
 }
 
-/* ---- loss inference (D29) ------------------------------------------------------------- */
+/* ---- loss inference (D29, D65) -------------------------------------------------------- */
 
-static void declare_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint8_t cause)
+/* Charge @psn's loss, its copy already out of flight: the counters, the CC
+ * and the EV its last copy used. */
+static void charge_loss(struct mrcp_engine *e, struct qp *qp, struct sb_entry *en)
 {
-	struct sb_entry *en = sb_at(qp, psn);
-	uint16_t nominal = en->nominal;
-
-	rtx_queue(qp, psn, cause, 0);
 	qp->c.losses++;
 	/* On a trimming fabric congestion shows as trims and ECN; a silent
 	 * loss is a failed path (§4.4), handled by the EV state machine
 	 * (D30), so it leaves the window alone: the bytes only leave inflight.
 	 * Elsewhere it is a congestion signal too (§6.3). See D61. */
 	if (!e->cfg.trimming_fabric && qp->cc->ops->on_loss != NULL)
-		qp->cc->ops->on_loss(qp->cc->priv, nominal, qp->cc->inflight, e->now);
+		qp->cc->ops->on_loss(qp->cc->priv, en->nominal, qp->cc->inflight, e->now);
 	if (qp->mode == MRCP_MODE_MRC && en->ev >= 0) {
 		mrcp_ev_on_loss(&qp->evs, en->ev, e->now); /* D30 */
 		en->charged = (uint16_t)(en->ev + 1);    /* D64 */
 	}
 }
 
-static void infer_losses(struct mrcp_engine *e, struct qp *qp, uint64_t newest_sent)
+static void declare_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint8_t cause)
 {
-	/* D29 says min_rtt + reo_wnd. We use the RTT of the most recent sample
-	 * when it is larger (RACK.rtt, RFC 8985): a software TX stage queues
-	 * packets after they are stamped, and that wait is in every later
-	 * sample but not in min_rtt (docs/protocol.md, D29). */
-	uint64_t rtt = qp->rack_rtt_ns > qp->min_rtt_ns ? qp->rack_rtt_ns : qp->min_rtt_ns;
-	uint64_t guard = rtt + qp->target_qdelay_ns + qp->reo_extra_ns;
+	rtx_queue(qp, psn, cause, 0);
+	charge_loss(e, qp, sb_at(qp, psn));
+}
 
-	/* An un-SACKed PSN sent before a SACKed one and older than the guard is
-	 * lost. The list is in send order, so stop at the first that is not. */
+/* D65: the verdict on suspect @psn came and it was not acknowledged: lost,
+ * resent at once. */
+static void confirm_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn)
+{
+	struct sb_entry *en = sb_at(qp, psn);
+
+	suspect_drop(qp, en);
+	en->not_before_ns = 0;
+	charge_loss(e, qp, en);
+}
+
+/* D65: @psn (on the send-order list) is suspect: out of flight, queued
+ * for its verdict, its EV held (not chosen, its state untouched). */
+static void suspect(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint64_t hi, uint64_t reo)
+{
+	struct sb_entry *en = sb_at(qp, psn);
+	uint64_t verdict = wire_ns(en) + late_ns(qp, hi) + reo;
+
+	if (mrcp_time_lt(verdict, e->now + hi + reo))
+		verdict = e->now + hi + reo;
+	rtx_queue(qp, psn, CAUSE_FAST, verdict);
+	en->flags |= SB_SUSPECT;
+	qp->n_suspect++;
+	qp->c.suspects++;
+	if (en->ev >= 0)
+		qp->evs.evs[en->ev].held++;
+}
+
+/*
+ * D65 (refines D29). With newest = the latest send time of any PSN a SACK
+ * acknowledged (RACK.xmit_ts), an unacknowledged PSN sent at s is
+ *  - suspect when newest - s > reo_wnd: it leaves flight and its EV is
+ *    held until the verdict; lost then if still unacknowledged, and
+ *    nothing happened if it was acknowledged meanwhile (reordering);
+ *  - lost at once when newest - s > 2 x rtt_hi + reo_wnd: something sent
+ *    that much later came back, so it had every chance to.
+ * The verdict is due at s + 2 x rtt_hi + reo_wnd (rtt_hi as it is then),
+ * and never sooner than rtt_hi + reo_wnd after the suspicion: a packet may
+ * queue behind a burst in the host's TX stage and in the fabric, and its
+ * RTT is then larger than any sampled yet. Both tests read send times and
+ * the verdict is re-armed after a local stall, so a pause of this host or
+ * of the peer cannot make a loss up. The send-order list is oldest first:
+ * stop at the first PSN that is neither.
+ */
+static void infer_losses(struct mrcp_engine *e, struct qp *qp)
+{
+	uint64_t hi = rtt_hi(e, qp), reo = reo_wnd(e, qp, hi), newest = qp->acked_newest_ns;
+
 	while (qp->out_head != NIL) {
 		uint32_t psn = qp->out_head;
 		struct sb_entry *en = sb_at(qp, psn);
 
-		if (!mrcp_time_lt(en->sent_ns, newest_sent))
+		if (!mrcp_time_lt(wire_ns(en) + reo, newest))
 			break;
-		if (e->now - en->sent_ns <= guard)
-			break;
-		declare_lost(e, qp, psn, CAUSE_FAST);
+		if (mrcp_time_lt(wire_ns(en) + late_ns(qp, hi) + reo, newest))
+			declare_lost(e, qp, psn, CAUSE_FAST);
+		else
+			suspect(e, qp, psn, hi, reo);
+	}
+}
+
+/*
+ * The answer to a tail-loss or silence probe reports the responder's state
+ * after the probe arrived (RACK-TLP, RFC 8985; D36), but only for the
+ * PSNs its cack and bitmap cover (up to @cover, D65): what it lacks among
+ * those sent before the probe is treated as if the probe were a SACKed
+ * packet sent at its time - lost at once if sent rtt_hi + reo_wnd before
+ * it (a suspect too), else suspect. It says nothing about PSNs above
+ * @cover.
+ */
+static void probe_losses(struct mrcp_engine *e, struct qp *qp, uint32_t cover)
+{
+	uint64_t hi = rtt_hi(e, qp), reo = reo_wnd(e, qp, hi), t = qp->tlp_sent_ns;
+
+	for (uint32_t psn = qp->snd_una; mrcp_psn_le(psn, cover) && mrcp_psn_lt(psn, qp->next_psn);
+	     psn = mrcp_psn_add(psn, 1)) {
+		struct sb_entry *en = sb_at(qp, psn);
+
+		if ((en->flags & SB_SUSPECT) && mrcp_time_lt(wire_ns(en) + hi + reo, t)) {
+			confirm_lost(e, qp, psn);
+			continue;
+		}
+		if (!(en->flags & SB_OUT) || !mrcp_time_lt(wire_ns(en) + reo, t))
+			continue;
+		if (mrcp_time_lt(wire_ns(en) + hi + reo, t))
+			declare_lost(e, qp, psn, CAUSE_FAST);
+		else
+			suspect(e, qp, psn, hi, reo);
+	}
+}
+
+/* D65: is suspect @en's verdict due? Its time moves on as the evidence
+ * does: at least 2 x rtt_hi + reo_wnd after its send with the RTTs sampled
+ * since, and, if it fell due during a local stall, rtt_hi + reo_wnd after
+ * the stall's end (its acknowledgement may sit unread in the host's RX
+ * ring). */
+static bool suspect_due(const struct mrcp_engine *e, const struct qp *qp, struct sb_entry *en)
+{
+	uint64_t hi = rtt_hi(e, qp), reo = reo_wnd(e, qp, hi);
+
+	en->not_before_ns = mrcp__stall_rearm(e, en->not_before_ns, hi + reo);
+	if (mrcp_time_lt(en->not_before_ns, wire_ns(en) + late_ns(qp, hi) + reo))
+		en->not_before_ns = wire_ns(en) + late_ns(qp, hi) + reo;
+	return mrcp_time_le(en->not_before_ns, e->now);
+}
+
+static void silence_probe(struct mrcp_engine *e, struct qp *qp);
+static void rto_count(struct mrcp_engine *e, struct qp *qp);
+
+/* D65: confirm the suspects whose verdict is due - while the peer talks.
+ * If no SACK came for rtt_hi + reo_wnd the QP is silent, and silence is a
+ * pause (the peer's: its RX queue may hold the suspects), not evidence:
+ * the verdict waits another rtt_hi + reo_wnd and a probe goes out, as an
+ * RTO would send one (a silent round, k counted as for one), until the
+ * answers speak or silence has lasted through the linear phase. */
+static void suspects_due(struct mrcp_engine *e, struct qp *qp)
+{
+	uint64_t hi = rtt_hi(e, qp), reo = reo_wnd(e, qp, hi);
+	bool silent = mrcp_time_lt(qp->last_sack_ns + hi + reo, e->now) && qp->k < qp->linear_cnt;
+	bool waiting = false;
+
+	for (uint32_t psn = qp->snd_una; qp->n_suspect != 0 && mrcp_psn_lt(psn, qp->next_psn);
+	     psn = mrcp_psn_add(psn, 1)) {
+		struct sb_entry *en = sb_at(qp, psn);
+
+		if (!(en->flags & SB_SUSPECT) || !suspect_due(e, qp, en))
+			continue;
+		if (!silent) {
+			confirm_lost(e, qp, psn);
+			continue;
+		}
+		en->not_before_ns = e->now + hi + reo;
+		waiting = true;
+	}
+	if (waiting && !qp->tlp_out) {
+		qp->c.silent_rounds++;
+		silence_probe(e, qp);
+		rto_count(e, qp);
 	}
 }
 
 /* A SACK whose trigger is a PSN we retransmitted, but which echoes the
  * timestamp of a copy sent before that retransmission, shows the original
- * arrived: the loss was reordering. Widen the reorder window by one
- * target_qdelay per such event (up to 2), as RACK adapts reo_wnd to DSACKs
- * (RFC 8985 §7.2); it decays by half after 256 SACKs without one. */
-static void check_spurious(struct mrcp_engine *e, struct qp *qp, uint32_t trig, uint16_t echo_ts)
+ * arrived: the loss was a pause or a reorder (D64), and a fast
+ * retransmission was not needed (rtx_spurious). */
+static bool check_spurious(struct mrcp_engine *e, struct qp *qp, uint32_t trig, uint16_t echo_ts)
 {
 	struct sb_entry *en;
 
-	if (++qp->sacks_since_spurious >= 256 && qp->reo_extra_ns != 0) {
-		qp->reo_extra_ns /= 2;
-		qp->sacks_since_spurious = 0;
-	}
 	en = mrcp__qp_sb_past(qp, trig); /* the last pow2(W) PSNs, acknowledged ones too */
 	if (en == NULL || en->tx_count < 2)
-		return;
+		return false;
 	/* the echoed copy is older than the last send by more than a tick */
 	if (mrcp__ts_age_ns(e->now, echo_ts) <= e->now - en->sent_ns + (1u << TS_UNIT_SHIFT))
-		return;
+		return false;
 	if (en->charged && (en->flags & SB_LIVE) && !(en->flags & SB_SACKED))
 		undo_charge(e, qp, en, true); /* D64 */
-	if (en->rtx_cause != CAUSE_FAST)
-		return;
-	qp->c.rtx_spurious++;
-	qp->sacks_since_spurious = 0;
-	if (qp->reo_extra_ns < 2 * qp->target_qdelay_ns)
-		qp->reo_extra_ns += qp->target_qdelay_ns;
+	if (en->rtx_cause == CAUSE_FAST)
+		qp->c.rtx_spurious++;
+	return true;
 }
 
 /* ---- SACK (§4.4) ------------------------------------------------------------------------ */
@@ -489,7 +736,7 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 {
 	const struct mrcp_seth *s = &p->seth;
 	uint64_t newest_sent = 0;
-	bool any_newest = false;
+	bool any_newest = false, tlp_answer = false, late_copy = false;
 	struct mrcp_cc_sack in;
 	uint32_t units, delta;
 	int evi = -1;
@@ -497,8 +744,9 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	(void)rx;
 	qp->c.sack_rx++;
 	qp->last_sack_ns = e->now;
-	if (qp->mode == MRCP_MODE_MRC && !s->pr)
-		check_spurious(e, qp, mrcp_psn_add(s->cack_psn, s->ack_psn_offset), p->cc.tx_timestamp);
+	if (qp->mode == MRCP_MODE_MRC && !s->pr &&
+	    check_spurious(e, qp, mrcp_psn_add(s->cack_psn, s->ack_psn_offset), p->cc.tx_timestamp))
+		late_copy = true; /* D65: a copy given up for lost came late */
 	/* 1. cumulative part */
 	if (mrcp_psn_ge(s->cack_psn, qp->snd_una) && mrcp_psn_lt(s->cack_psn, qp->next_psn)) {
 		ack_through(e, qp, s->cack_psn, &newest_sent);
@@ -518,17 +766,25 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 				continue;
 			if (en->charged)
 				undo_charge(e, qp, en, false);
+			uint64_t w = acked_wire(e, en);
+
+			reo_observe(qp, w);
 			out_remove(qp, psn);
+			if (en->flags & SB_SUSPECT) {
+				suspect_drop(qp, en);
+				qp->c.suspects_cleared++;
+			}
 			if (en->flags & SB_RTXQ) {
 				en->flags &= (uint8_t)~SB_RTXQ;
 				qp->n_rtxq--;
 			}
 			en->flags |= SB_SACKED;
-			if (!any_newest || mrcp_time_lt(newest_sent, en->sent_ns))
-				newest_sent = en->sent_ns;
+			if (!any_newest || mrcp_time_lt(newest_sent, w))
+				newest_sent = w;
 			any_newest = true;
 			if (en->ev >= 0) {
 				qp->evs.evs[en->ev].c.sacked++;
+				mrcp_ev_proven(&qp->evs, en->ev); /* D65 */
 				mrcp_ev_rev_learn(&qp->evs, en->ev); /* D48 */
 			}
 		}
@@ -555,11 +811,10 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 			/* The answer to a tail-loss probe reports the state after
 			 * the probe: what it still lacks among older sends is
 			 * lost, as if the probe were a SACKed packet (RACK-TLP,
-			 * RFC 8985; D36). */
+			 * RFC 8985; D36), at once where its cack and bitmap
+			 * cover it (D65) */
 			qp->tlp_out = false;
-			if (!any_newest || mrcp_time_lt(newest_sent, qp->tlp_sent_ns))
-				newest_sent = qp->tlp_sent_ns;
-			any_newest = true;
+			tlp_answer = true;
 		}
 	}
 	/* 4. congestion control (§6.1) */
@@ -579,7 +834,16 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 			in.rtt_ns = age - svc;
 			if (qp->min_rtt_ns == 0 || in.rtt_ns < qp->min_rtt_ns)
 				qp->min_rtt_ns = in.rtt_ns;
-			qp->rack_rtt_ns = in.rtt_ns;
+			/* D65: not a SACK that waited in our RX ring through
+			 * a stall of ours, nor one of a packet on an EV held or
+			 * out of service, nor of a copy given up for lost: a
+			 * path under suspicion does not set how long a healthy
+			 * one may take */
+			if (!late_copy)
+				qp->rack_rtt_ns = in.rtt_ns;
+			if (in.rtt_ns > qp->rtt_cur_ns && !mrcp_time_lt(e->now - in.rtt_ns, e->stall_end_ns) && !late_copy &&
+			    (evi < 0 || (qp->evs.evs[evi].held == 0 && qp->evs.evs[evi].state == MRCP_EV_GOOD)))
+				qp->rtt_cur_ns = in.rtt_ns;
 		}
 	}
 	in.pen = p->cc.rcv_cwnd_pen;
@@ -590,9 +854,19 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	in.inflight = qp->cc->inflight;
 	if (qp->cc->ops->on_sack != NULL)
 		qp->cc->ops->on_sack(qp->cc->priv, &in, e->now);
-	/* 5. losses */
+	/* 5. losses (D65) */
+	if (any_newest && mrcp_time_lt(qp->acked_newest_ns, newest_sent))
+		qp->acked_newest_ns = newest_sent;
+	if (++qp->win_sacks >= REO_WINDOW_SACKS) {
+		qp->win_sacks = 0;
+		qp->reo_prev_ns = qp->reo_cur_ns;
+		qp->rtt_prev_ns = qp->rtt_cur_ns;
+		qp->reo_cur_ns = qp->rtt_cur_ns = 0;
+	}
 	if (qp->mode == MRCP_MODE_MRC && any_newest)
-		infer_losses(e, qp, newest_sent);
+		infer_losses(e, qp);
+	if (qp->mode == MRCP_MODE_MRC && tlp_answer)
+		probe_losses(e, qp, mrcp_psn_add(s->cack_psn, (int32_t)MRCP_SACK_BITS));
 	mrcp__req_complete(e, qp);
 }
 
@@ -623,6 +897,8 @@ void mrcp__req_on_nack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	en = sb_at(qp, psn);
 	if (!(en->flags & SB_LIVE) || (en->flags & SB_SACKED))
 		return;
+	if (en->flags & SB_SUSPECT)
+		suspect_drop(qp, en); /* the NACK explains it (D65) */
 	switch (nk->nack_code) {
 	case MRCP_NACK_TRIMMED:
 		/* §4.6: retransmit at once on another EV; the EV is skipped */
@@ -744,7 +1020,7 @@ static void send_probe(struct mrcp_engine *e, struct qp *qp, int ev)
 	qp->c.probe_tx++;
 }
 
-static uint64_t tlp_time(const struct qp *qp)
+static uint64_t tlp_time(const struct mrcp_engine *e, const struct qp *qp)
 {
 	/* D36: min_rtt + 2 x target_qdelay without a SACK while data is out */
 	const struct sb_entry *head;
@@ -755,15 +1031,21 @@ static uint64_t tlp_time(const struct qp *qp)
 	head = &qp->sb[qp->out_head & qp->sb_mask];
 	if (mrcp_time_lt(ref, head->sent_ns))
 		ref = head->sent_ns;
+	if (mrcp_time_lt(ref, e->stall_end_ns))
+		ref = e->stall_end_ns; /* D65: the engine was not running */
 	return ref + qp->min_rtt_ns + 2 * qp->target_qdelay_ns;
 }
 
-static uint64_t aeth_probe_time(const struct qp *qp)
+static uint64_t aeth_probe_time(const struct mrcp_engine *e, const struct qp *qp)
 {
+	uint64_t ref = qp->last_progress_ns;
+
 	/* §4.7: everything SACKed but completions pending longer than T */
 	if (qp->n_out != 0 || qp->n_rtxq != 0 || qp->sq_head == qp->sq_seg || qp->tlp_out)
 		return UINT64_MAX;
-	return qp->last_progress_ns + qp->T_ns;
+	if (mrcp_time_lt(ref, e->stall_end_ns))
+		ref = e->stall_end_ns; /* D65 */
+	return ref + qp->T_ns;
 }
 
 /* D48: while a QP receives data but sends none, nothing teaches it reverse
@@ -822,10 +1104,10 @@ uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp)
 		psn = en->next;
 	}
 	if (qp->mode == MRCP_MODE_MRC) {
-		d = mrcp_deadline_min(d, tlp_time(qp));
+		d = mrcp_deadline_min(d, tlp_time(e, qp));
 		d = mrcp_deadline_min(d, mrcp_ev_next_deadline(&qp->evs));
 	}
-	d = mrcp_deadline_min(d, aeth_probe_time(qp));
+	d = mrcp_deadline_min(d, aeth_probe_time(e, qp));
 	d = mrcp_deadline_min(d, rev_probe_time(e, qp));
 	if (qp->n_rtxq != 0) {
 		uint64_t h = hold_time(qp);
@@ -835,25 +1117,79 @@ uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp)
 	return d;
 }
 
-/* An RTO round (§4.5): every expired packet goes again on a fresh EV, its
- * EV becomes ASSUMED_BAD, and k grows. */
+/* D65: probes for a silent QP, one on a GOOD EV of each plane that is up
+ * (silence is how a failed plane shows itself, D62); their answers count
+ * as the tail-loss probe's (D36): acknowledged packets sent at the probe's
+ * time. */
+static void silence_probe(struct mrcp_engine *e, struct qp *qp)
+{
+	for (uint8_t port = 1; port <= e->cfg.n_ports; port++) {
+		/* a probe is small: a full TX stage does not hold it back */
+		int ev = mrcp_ev_select(&qp->evs, e->now, -1, 1u << (port - 1));
+
+		if (ev >= 0)
+			send_probe(e, qp, ev);
+	}
+	qp->tlp_out = true;
+	qp->tlp_sent_ns = e->now;
+}
+
+/* D33: the retry count grows once per RTO period in which rounds fired (T,
+ * then T x 2^b as the backoff of §4.5 grows). Packets sent a few
+ * microseconds apart expire a few microseconds apart, each expiry its own
+ * round; counting every one would spend the whole budget (linear_cnt +
+ * exp_cnt periods, seconds) in one period. */
+static void rto_count(struct mrcp_engine *e, struct qp *qp)
+{
+	uint8_t b = qp->k >= qp->linear_cnt ? (uint8_t)(qp->k - qp->linear_cnt + 1) : 0;
+	uint64_t period = b >= 40 ? ONE_SECOND_NS : qp->T_ns << b;
+
+	if (qp->k == 0 || e->now - qp->rto_bump_ns >= (period < ONE_SECOND_NS ? period : ONE_SECOND_NS)) {
+		qp->rto_bump_ns = e->now;
+		retry_bump(e, qp);
+	}
+}
+
+/*
+ * An RTO round (§4.5): every expired packet goes again on a fresh EV, its
+ * EV becomes ASSUMED_BAD, and k grows. D65: a deadline that fell due while
+ * the engine was stalled runs again from the stall's end; and in an MRC QP
+ * an expiry is first silence, not a path failure - anything acknowledged
+ * after the packet was sent would have made loss inference suspect it long
+ * before (newest - sent > reo_wnd) - so while k is below linear_cnt the
+ * round is silent: the expired packets stay in flight with their timers
+ * re-armed, probes go out, k grows as for a round, and nothing is resent
+ * or retired. The probes' answers are the evidence; a peer that is only
+ * paused answers them when it resumes. Not while a resend is due (and
+ * waits for the window the expired packets hold): that silence is of our
+ * making, and the round as it always was frees the window. Silence through the linear phase
+ * (linear_cnt x T, 1.8 ms by default) turns into RTO rounds, so a dead
+ * peer or every plane dead still ends the QP when it always did.
+ */
 static void rto_round(struct mrcp_engine *e, struct qp *qp)
 {
 	unsigned expired = 0;
 	uint32_t psn = qp->out_head;
+	bool silent = qp->mode == MRCP_MODE_MRC && qp->k < qp->linear_cnt && (qp->n_rtxq == 0 || rtx_next(e, qp) == NIL);
 
 	while (psn != NIL) {
 		struct sb_entry *en = sb_at(qp, psn);
 		uint32_t next = en->next;
+		uint64_t ival = rto_ival(qp, en);
 
+		en->deadline_ns = mrcp__stall_rearm(e, en->deadline_ns, ival);
 		if (mrcp_time_le(en->deadline_ns, e->now)) {
-			if (qp->mode == MRCP_MODE_MRC && en->ev >= 0) {
-				mrcp_ev_event(&qp->evs, en->ev, MRCP_EV_EVT_RTO, e->now);
-				en->charged = (uint16_t)(en->ev + 1); /* D64 */
-			}
-			rtx_queue(qp, psn, CAUSE_RTO, 0);
-			en->flags |= SB_BY_TIMEOUT;
 			expired++;
+			if (silent) {
+				en->deadline_ns = e->now + ival;
+			} else {
+				if (qp->mode == MRCP_MODE_MRC && en->ev >= 0) {
+					mrcp_ev_event(&qp->evs, en->ev, MRCP_EV_EVT_RTO, e->now);
+					en->charged = (uint16_t)(en->ev + 1); /* D64 */
+				}
+				rtx_queue(qp, psn, CAUSE_RTO, 0);
+				en->flags |= SB_BY_TIMEOUT;
+			}
 		} else if (mrcp_time_lt(e->now, en->sent_ns + qp->T_ns)) {
 			break; /* this and every later send cannot have expired */
 		}
@@ -861,6 +1197,12 @@ static void rto_round(struct mrcp_engine *e, struct qp *qp)
 	}
 	if (expired == 0)
 		return;
+	if (silent) {
+		qp->c.silent_rounds++;
+		silence_probe(e, qp);
+		rto_count(e, qp);
+		return;
+	}
 	if (qp->mode == MRCP_MODE_MRC) {
 		/* Whatever is still in flight on an EV this round retired went
 		 * down the same dead path: resend it now rather than one RTO
@@ -886,29 +1228,18 @@ static void rto_round(struct mrcp_engine *e, struct qp *qp)
 		}
 	}
 	qp->c.rto_rounds++;
-	/* D33: RTO rounds count once per RTO period (T, then T x 2^b as the
-	 * backoff of §4.5 grows). Packets sent a few
-	 * microseconds apart expire a few microseconds apart, each expiry its
-	 * own round; counting every one would spend the whole budget (linear_cnt
-	 * + exp_cnt periods, seconds) in one period after a stall as short as a
-	 * peer's nap. */
-	uint8_t b = qp->k >= qp->linear_cnt ? (uint8_t)(qp->k - qp->linear_cnt + 1) : 0;
-	uint64_t period = b >= 40 ? ONE_SECOND_NS : qp->T_ns << b;
-	bool count = qp->k == 0 || e->now - qp->rto_bump_ns >= (period < ONE_SECOND_NS ? period : ONE_SECOND_NS);
 	/* §6.1: the expired packets left the QPCC's inflight above; what the
 	 * other QPs of the QPCC (D53) have in flight stays in it */
 	if (qp->cc->ops->on_timeout != NULL)
 		qp->cc->ops->on_timeout(qp->cc->priv, qp->cc->inflight, e->now);
-	if (count) {
-		qp->rto_bump_ns = e->now;
-		retry_bump(e, qp);
-	}
+	rto_count(e, qp);
 }
 
 void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp)
 {
 	if (qp->state != MRCP_QPS_RTS)
 		return;
+	suspects_due(e, qp);
 	rto_round(e, qp);
 	if (qp->state != MRCP_QPS_RTS)
 		return;
@@ -918,17 +1249,13 @@ void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp)
 		for (unsigned i = 0; i < n; i++) /* D45: on the EV under test */
 			send_probe(e, qp, due[i]);
 		/* SKIP expiries happen inside selection; make sure it runs */
-		if (tlp_time(qp) != UINT64_MAX && mrcp_time_le(tlp_time(qp), e->now)) {
-			int ev = mrcp_ev_select(&qp->evs, e->now, -1, e->port_room);
-			if (ev >= 0)
-				send_probe(e, qp, ev); /* D36: on a fresh GOOD EV */
-			/* with no EV to probe on, try again after T, not at once */
-			qp->tlp_out = true;
-			qp->tlp_sent_ns = e->now;
-			qp->tlp_ev = ev;
-		}
+		/* D36: on a fresh GOOD EV of every plane (D65: a plane whose
+		 * ACK path died would swallow the one answer; with no EV to
+		 * probe on, try again after T, not at once) */
+		if (tlp_time(e, qp) != UINT64_MAX && mrcp_time_le(tlp_time(e, qp), e->now))
+			silence_probe(e, qp);
 	}
-	if (aeth_probe_time(qp) != UINT64_MAX && mrcp_time_le(aeth_probe_time(qp), e->now)) {
+	if (aeth_probe_time(e, qp) != UINT64_MAX && mrcp_time_le(aeth_probe_time(e, qp), e->now)) {
 		int ev = qp->mode == MRCP_MODE_RC ? qp->rc_ev : mrcp_ev_select(&qp->evs, e->now, -1, e->port_room);
 		if (ev >= 0)
 			send_probe(e, qp, ev);

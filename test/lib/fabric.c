@@ -99,6 +99,7 @@ struct node {
 	uint64_t timer_at;                   /* armed deadline, ns; UINT64_MAX none */
 	uint32_t timer_gen;                  /* bumped when the timer changes */
 	uint32_t rx_head, rx_tail;           /* delivered, not yet given to ops */
+	uint64_t pause_at, pause_ns, pause_period; /* fabric_node_pause, ns */
 	struct fabric_node_stats st;
 };
 
@@ -809,12 +810,35 @@ static void timer_arm(struct fabric *f, unsigned node, uint64_t deadline)
 		push(f, deadline, EVK_TIMER, node, n->timer_gen);
 }
 
+/* The end of the pause @n is in now, or 0 when it is not paused. */
+static uint64_t pause_end(const struct fabric *f, const struct node *n)
+{
+	uint64_t start;
+
+	if (n->pause_ns == 0 || f->now < n->pause_at)
+		return 0;
+	start = n->pause_at;
+	if (n->pause_period != 0)
+		start += (f->now - n->pause_at) / n->pause_period * n->pause_period;
+	return f->now < start + n->pause_ns ? start + n->pause_ns : 0;
+}
+
 /* Hand over delivered packets, collect what the endpoint sends, re-arm. */
 static void node_service(struct fabric *f, unsigned node)
 {
 	struct node *n = &f->nodes[node];
 	unsigned polls, cnt = 0;
+	uint64_t until = pause_end(f, n);
 
+	if (until != 0) {
+		/* paused (fabric_node_pause): nothing runs; one service at the
+		 * end takes what arrived and what fell due */
+		if (!n->poll_queued) {
+			n->poll_queued = true;
+			push(f, until, EVK_POLL, node, 0);
+		}
+		return;
+	}
 	n->st.polls++;
 	if (f->trace_fn)
 		trace(f, "poll n%u", node);
@@ -1019,6 +1043,22 @@ int fabric_run_while(struct fabric *f, bool (*pred)(void *ctx), void *ctx, uint6
 		f->now = e.t;
 		dispatch(f, &e);
 	}
+}
+
+int fabric_node_pause(struct fabric *f, unsigned node, uint64_t at_ns, uint64_t duration_ns, uint64_t period_ns)
+{
+	struct node *n;
+
+	if (node >= f->n_nodes || duration_ns == 0 || (period_ns != 0 && period_ns <= duration_ns))
+		return -EINVAL;
+	n = &f->nodes[node];
+	n->pause_at = at_ns;
+	n->pause_ns = duration_ns;
+	n->pause_period = period_ns;
+	if (f->trace_fn)
+		trace(f, "pause n%u at %llu for %llu every %llu", node, (unsigned long long)at_ns,
+		      (unsigned long long)duration_ns, (unsigned long long)period_ns);
+	return 0;
 }
 
 void fabric_kick(struct fabric *f, unsigned node)

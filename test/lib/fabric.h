@@ -310,6 +310,17 @@ uint64_t fabric_rule_hits(const struct fabric *f, int id);
  */
 int fabric_send(struct fabric *f, unsigned node, const struct mrcp_tx *tx);
 
+/**
+ * A host pause (D65): from @at_ns @node's endpoint is not run for
+ * @duration_ns - no rx_burst, no poll, no timer - and again every
+ * @period_ns (0 = once). Packets for it wait in arrival order; its NIC
+ * still sends what was queued. At the end of a pause one service takes
+ * everything that arrived and whatever fell due. A later call replaces the
+ * schedule.
+ * @return 0; -EINVAL (bad node, @duration_ns 0, @period_ns not above it).
+ */
+int fabric_node_pause(struct fabric *f, unsigned node, uint64_t at_ns, uint64_t duration_ns, uint64_t period_ns);
+
 /** Queue a poll of @node's endpoint at the current time (after posting work
  *  to its engine). No-op for a node without an endpoint. */
 void fabric_kick(struct fabric *f, unsigned node);

@@ -69,6 +69,10 @@ good flap '{at_us: 2, kind: flap, plane: 0, host: 0, period_us: 10, duration_us:
 good ev-drop '{at_us: 0, kind: ev_drop, loss_pct: 20, ev_index: 3}'
 ev=$(run_v "$tmp/ev-drop.a.json" mrc ev_drop.ev) || ev=
 num_check "ev-drop: the dropped EV is reported" 'e > 0' e="$ev" || { echo "FAIL ev-drop: no ev_drop record" >&2; exit 1; }
+good blackhole-up '{at_us: 5, kind: blackhole, plane: 0, host: 0, dir: up}'
+good blackhole-down '{at_us: 5, kind: blackhole, plane: 1, t0: 0, t1: 1, dir: down}'
+good pause-once '{at_us: 5, kind: host_pause, host: 0, duration_us: 50}'
+good pause-periodic '{at_us: 5, kind: host_pause, host: 7, duration_us: 20, period_us: 60}'
 
 bad kind 'kind must be' '{at_us: 0, kind: melt, plane: 0, host: 0}'
 bad gray-loss 'gray needs loss_pct' '{at_us: 0, kind: gray, plane: 0, host: 0}'
@@ -76,7 +80,11 @@ bad gray-range 'out-of-range' '{at_us: 0, kind: gray, plane: 0, host: 0, loss_pc
 bad slow-factor 'slow needs factor' '{at_us: 0, kind: slow, plane: 0, host: 0}'
 bad slow-range 'out-of-range' '{at_us: 0, kind: slow, plane: 0, host: 0, factor: 0.5}'
 bad flap-period 'flap needs' '{at_us: 0, kind: flap, plane: 0, host: 0, duration_us: 10}'
-bad period-other 'flap only' '{at_us: 0, kind: blackhole, plane: 0, host: 0, period_us: 10}'
+bad period-other 'flap and host_pause only' '{at_us: 0, kind: blackhole, plane: 0, host: 0, period_us: 10}'
+bad dir-other 'dir is for blackhole only' '{at_us: 0, kind: gray, plane: 0, host: 0, loss_pct: 1, dir: up}'
+bad dir-value 'dir must be' '{at_us: 0, kind: blackhole, plane: 0, host: 0, dir: sideways}'
+bad pause-plane 'host_pause takes' '{at_us: 0, kind: host_pause, plane: 0, host: 0, duration_us: 10}'
+bad pause-period 'host_pause takes' '{at_us: 0, kind: host_pause, host: 0, duration_us: 10, period_us: 5}'
 bad ev-plane 'ev_drop takes' '{at_us: 0, kind: ev_drop, plane: 0, loss_pct: 5}'
 bad ev-flow 'flow the workload' '{at_us: 0, kind: ev_drop, loss_pct: 5, flow: 1}'
 bad link-both 'a link is' '{at_us: 0, kind: gray, plane: 0, host: 0, t0: 0, t1: 0, loss_pct: 1}'

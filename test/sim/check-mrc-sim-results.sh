@@ -15,8 +15,9 @@
 #   - the failover figure: MRC's failover_us <= 100 (the target is 50;
 #     docs/simulator.md records the figure over seeds);
 #   - a flapping T0-T1 link (E2): MRC <= 1.1 x healthy;
-#   - link_down with reconvergence blackholes fewer packets than the same
-#     silent blackhole.
+#   - link_down with reconvergence blackholes no more packets than the same
+#     silent blackhole (fewer when discovery outlasts the reconvergence;
+#     since D65 the dead EVs are all retired before it, and they tie).
 # The figures come from --json (simval.sh), except the failover time and the
 # per-EV state, which only the text report prints; every value must be
 # there and be a number, or the check fails.
@@ -88,7 +89,7 @@ check "failover: MRC back at >= 90% within 100 us" 'f <= 100' \
 
 check "flapping link: MRC <= 1.1 x healthy" 'f <= 1.1 * h' \
 	f="$(finish_ns "$(j p2p-t0t1-flap)" mrc)" h="$(finish_ns "$(j p2p-healthy)" mrc)"
-check "reconvergence: fewer packets blackholed than a silent blackhole" 'r < b' \
+check "reconvergence: no more packets blackholed than a silent blackhole" 'r <= b' \
 	r="$(run_v "$(j p2p-t0t1-reconverge)" mrc drops_down)" b="$(run_v "$(j p2p-t0t1-link-down)" mrc drops_down)"
 
 [ $fail -eq 0 ] || exit 1

@@ -248,6 +248,8 @@ void sc_setup(struct sc *s, const struct sc_cfg *c)
 				    ((c->sleep_nodes ? c->sleep_nodes : 2u) & (1u << n));
 		mrcp_prng_seed(&s->node[n].prng, fabric_seed_derive(s->f, (uint64_t)n + 100));
 		ASSERT_EQ(0, fabric_node_attach(s->f, (unsigned)n, &node_ops, &s->node[n]));
+		if (c->pause_ns != 0 && (c->pause_nodes & (1u << n)))
+			ASSERT_EQ(0, fabric_node_pause(s->f, (unsigned)n, c->pause_at_ns, c->pause_ns, c->pause_period_ns));
 	}
 	for (int dir = 0; dir < (c->bidir ? 2 : 1); dir++) {
 		for (unsigned k = 0; k < c->nqps; k++) {

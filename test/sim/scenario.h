@@ -54,6 +54,10 @@ struct sc_cfg {
 	uint64_t sleep_max_ns;       /**< 0 = never sleeps */
 	uint64_t awake_max_ns;
 	uint8_t sleep_nodes;         /**< bit n: node n sleeps; 0 = node 1 */
+	/* Host pauses (fabric_node_pause, D65): the nodes in pause_nodes are
+	 * not run for pause_ns from pause_at_ns, again every pause_period_ns */
+	uint64_t pause_at_ns, pause_ns, pause_period_ns;
+	uint8_t pause_nodes;         /**< bit n: node n pauses */
 };
 
 void sc_cfg_defaults(struct sc_cfg *c);

@@ -378,10 +378,11 @@ TEST(sim, late_original__counts_a_spurious_retransmission)
  * CC's inflight fell by the responder's rcvd_bytes, which counts duplicates
  * and copies an RTO round had already taken out, and misses what lost or
  * late SACKs reported. Here the workers sleep (the daemon's adaptive idle),
- * so SACKs and AETHs come late and in bursts, RTO rounds and tail-loss
- * probes fire often and many retransmissions are duplicates. After every
+ * so SACKs and AETHs come late and in bursts, and silent rounds, RTO
+ * rounds, suspects and tail-loss probes (D65, D36) come often. After every
  * engine call the CC's inflight must equal the bytes the scoreboard holds
- * in flight, and all 64 MiB must arrive. */
+ * in flight, and all 64 MiB must arrive. (Before D65 most retransmissions
+ * here were duplicates; the receiver's rx_dup is no longer asserted.) */
 struct sleepy {
 	uint64_t seed;
 	uint8_t timeout;          /* D32: 8 = 262 us, 6 = 65.5 us */
@@ -438,9 +439,9 @@ static void sleepy_run(const struct sleepy *p)
 	sc_verify(&s);
 	ASSERT_EQ(0, rc);
 	ASSERT_GT(s.inv_checks, 1000);
-	ASSERT_GT(SC_SUM(&s, 0, rto_rounds), 0);
+	ASSERT_GT(SC_SUM(&s, 0, rto_rounds) + SC_SUM(&s, 0, silent_rounds), 0);
+	ASSERT_GT(SC_SUM(&s, 0, suspects), 0);
 	ASSERT_GT(SC_SUM(&s, 0, probe_tx), 0);
-	ASSERT_GT(SC_SUM(&s, 1, rx_dup), 0);
 	sc_teardown(&s);
 }
 
@@ -452,10 +453,11 @@ TEST(sim, sleeping_workers__cc_inflight_follows_the_scoreboard)
 	sleepy_run(&p);
 }
 
-/* The peer naps up to 300 us, longer than the RTO (65.5 us): RTO rounds
- * resend packets whose first copies arrive later, so most retransmissions
- * are duplicates. A nap that long spends the whole retry budget (D33
- * counts every round), so the budget is unlimited here. */
+/* The peer naps up to 300 us, longer than the RTO (65.5 us). Before D65
+ * RTO rounds resent packets whose first copies arrived later, so most
+ * retransmissions were duplicates; now those expiries are silent rounds.
+ * A nap that long spends the whole retry budget (D33 counts every round),
+ * so the budget is unlimited here. */
 TEST(sim, sleeping_peer_beyond_rto__cc_inflight_follows_the_scoreboard)
 {
 	struct sleepy p = {.seed = 22, .timeout = 6, .loss = 0.002,
@@ -463,19 +465,18 @@ TEST(sim, sleeping_peer_beyond_rto__cc_inflight_follows_the_scoreboard)
 	sleepy_run(&p);
 }
 
-/* D64: a lossless fabric whose receiver naps up to 300 us, beyond the RTO
- * (65.5 us). Every RTO the sender charges to an EV is spurious: the original
- * was only waiting in the sleeping receiver's queue. Charges are undone when
- * the proof comes (acknowledged before the resend, or a SACK echoing the
- * original's timestamp): with seed 24, 1,365 of them over 1,783 RTO rounds.
- * The rest stay charged (the resend's SACK came first) and wait for probes,
- * so some EVs are still out when the transfer ends; none may be left out
- * for good, which sc_verify's completion already implies. */
-TEST(sim, sleeping_receiver_lossless__spurious_charges_are_undone)
+/* D65: a lossless fabric whose receiver naps up to 300 us, beyond the RTO
+ * (65.5 us). Before D65 every RTO the sender charged to an EV was spurious
+ * (the original only waited in the sleeping receiver's queue): with seed 24,
+ * 1,783 RTO rounds and 1,365 charges D64 undid. Now an expiry with nothing
+ * later acknowledged is silence: probes, no resend, no EV charged; loss
+ * inference reads send times only. Nothing may be resent and no EV may
+ * change state. */
+TEST(sim, sleeping_receiver_lossless__no_loss_is_made_up)
 {
 	struct sc_cfg c;
 	struct sc s;
-	unsigned bad = 0;
+	uint64_t trans = 0;
 
 	sc_cfg_defaults(&c);
 	c.name = "sleeping receiver, lossless";
@@ -494,18 +495,23 @@ TEST(sim, sleeping_receiver_lossless__spurious_charges_are_undone)
 	sc_setup(&s, &c);
 	ASSERT_EQ(0, sc_run(&s));
 	sc_verify(&s);
-	ASSERT_GT(SC_SUM(&s, 0, rto_rounds) + SC_SUM(&s, 0, losses), 0);
-	ASSERT_GT(SC_SUM(&s, 0, losses_undone), 100);
 	for (unsigned i = 0; i < s.nq; i++) {
 		const struct mrcp_ev_set *evs = mrcp_qp_evs(s.e[0], s.q[i].qpn_tx);
 
 		for (unsigned k = 0; k < evs->n_evs; k++)
-			bad += evs->evs[k].state == MRCP_EV_ASSUMED_BAD;
+			trans += evs->evs[k].c.transitions;
 	}
 	if (getenv("SC_DEBUG"))
-		fprintf(stderr, "  rto rounds %llu, losses %llu, undone %llu, ASSUMED_BAD at the end %u\n",
-			(unsigned long long)SC_SUM(&s, 0, rto_rounds), (unsigned long long)SC_SUM(&s, 0, losses),
-			(unsigned long long)SC_SUM(&s, 0, losses_undone), bad);
+		fprintf(stderr, "  silent %llu, rto rounds %llu, fast %llu, suspects %llu (cleared %llu), EV transitions %llu\n",
+			(unsigned long long)SC_SUM(&s, 0, silent_rounds), (unsigned long long)SC_SUM(&s, 0, rto_rounds),
+			(unsigned long long)SC_SUM(&s, 0, rtx_fast), (unsigned long long)SC_SUM(&s, 0, suspects),
+			(unsigned long long)SC_SUM(&s, 0, suspects_cleared), (unsigned long long)trans);
+	ASSERT_GT(SC_SUM(&s, 0, silent_rounds), 10);
+	ASSERT_EQ(0, SC_SUM(&s, 0, rto_rounds));
+	ASSERT_EQ(0, SC_SUM(&s, 0, rtx_fast) + SC_SUM(&s, 0, rtx_rto));
+	ASSERT_EQ(0, SC_SUM(&s, 0, losses));
+	ASSERT_EQ(0, SC_SUM(&s, 1, rx_dup));
+	ASSERT_EQ(0, trans);
 	sc_teardown(&s);
 }
 
@@ -516,4 +522,187 @@ TEST(sim, sleeping_workers_two_qps__shared_qpcc_inflight_follows_the_scoreboard)
 	struct sleepy p = {.seed = 23, .timeout = 7, .loss = 0.005,
 			   .sleep_ns = 200000, .sleepers = 3, .nqps = 2};
 	sleepy_run(&p);
+}
+
+/* ---- D65: host pauses and several planes failing -------------------------- */
+
+/* The EV set of node @n's next requester QP from *@i on, or NULL. */
+static const struct mrcp_ev_set *next_evs(struct sc *s, int n, unsigned *i)
+{
+	for (; *i < s->nq; (*i)++)
+		if (s->q[*i].from == n)
+			return mrcp_qp_evs(s->e[n], s->q[(*i)++].qpn_tx);
+	return NULL;
+}
+
+/* EV state changes on node @n's requester QPs. */
+static uint64_t ev_transitions(struct sc *s, int n)
+{
+	const struct mrcp_ev_set *evs;
+	uint64_t t = 0;
+	unsigned i = 0;
+
+	while ((evs = next_evs(s, n, &i)) != NULL)
+		for (unsigned k = 0; k < evs->n_evs; k++)
+			t += evs->evs[k].c.transitions;
+	return t;
+}
+
+/* ASSUMED_BAD or DENIED EVs of node @n's requester QPs on @port, or on
+ * any other port when @others. */
+static unsigned evs_out(struct sc *s, int n, uint8_t port, bool others)
+{
+	const struct mrcp_ev_set *evs;
+	unsigned c = 0, i = 0;
+
+	while ((evs = next_evs(s, n, &i)) != NULL)
+		for (unsigned k = 0; k < evs->n_evs; k++)
+			c += (evs->evs[k].state == MRCP_EV_ASSUMED_BAD || evs->evs[k].state == MRCP_EV_DENIED) &&
+			     ((evs->evs[k].port == port) != others);
+	return c;
+}
+
+/* A lossless 64 MiB transfer (about 1.3 ms at 4 x 100 Gb/s, RTO 262 us)
+ * with the nodes in @nodes paused for @pause_ns from 300 us, once or every
+ * @period_ns: a pause of either side, shorter or longer than the RTO, is
+ * not a path failure - nothing resent, no RTO round, no EV changes state. */
+static void pause_lossless(const char *name, uint8_t nodes, uint64_t pause_ns, uint64_t period_ns)
+{
+	struct sc_cfg c;
+	struct sc s;
+	struct mrcp_engine_counters ec;
+
+	sc_cfg_defaults(&c);
+	c.name = name;
+	c.timeout = 8;
+	c.msgs = 1024;
+	c.window = 64;
+	c.pause_at_ns = 300000;
+	c.pause_ns = pause_ns;
+	c.pause_period_ns = period_ns;
+	c.pause_nodes = nodes;
+	sc_setup(&s, &c);
+	ASSERT_EQ(0, sc_run(&s));
+	sc_verify(&s);
+	mrcp_engine_counters(s.e[0], &ec);
+	if (getenv("SC_DEBUG"))
+		fprintf(stderr, "  %s: done at %llu us, stalls %llu, silent %llu, suspects %llu (cleared %llu)\n", name,
+			(unsigned long long)fabric_now(s.f) / 1000, (unsigned long long)ec.stalls,
+			(unsigned long long)SC_SUM(&s, 0, silent_rounds), (unsigned long long)SC_SUM(&s, 0, suspects),
+			(unsigned long long)SC_SUM(&s, 0, suspects_cleared));
+	ASSERT_GT(fabric_now(s.f), 300000 + pause_ns); /* the pause fell inside the transfer */
+	ASSERT_EQ(0, SC_SUM(&s, 0, rtx_fast) + SC_SUM(&s, 0, rtx_rto) + SC_SUM(&s, 0, rtx_nack));
+	ASSERT_EQ(0, SC_SUM(&s, 0, rto_rounds));
+	ASSERT_EQ(0, SC_SUM(&s, 0, losses));
+	ASSERT_EQ(0, ev_transitions(&s, 0));
+	if (nodes & 1) /* the sender found its own stall */
+		ASSERT_GT(ec.stalls, 0);
+	if (pause_ns > 262144 && nodes == 2) /* the peer's was silence, met with probes */
+		ASSERT_GT(SC_SUM(&s, 0, silent_rounds), 0);
+	sc_teardown(&s);
+}
+
+TEST(sim, host_pause__local_shorter_than_the_rto) { pause_lossless("local pause 100 us", 1, 100000, 0); }
+TEST(sim, host_pause__local_longer_than_the_rto) { pause_lossless("local pause 1 ms", 1, 1000000, 0); }
+TEST(sim, host_pause__peer_shorter_than_the_rto) { pause_lossless("peer pause 100 us", 2, 100000, 0); }
+TEST(sim, host_pause__peer_longer_than_the_rto) { pause_lossless("peer pause 1 ms", 2, 1000000, 0); }
+TEST(sim, host_pause__both_sides_every_600_us) { pause_lossless("both, 300 us every 600 us", 3, 300000, 600000); }
+
+/* A plane dies while the sender is paused (1 ms from 300 us; plane 2
+ * blackholed both ways at 800 us): after the pause loss inference still
+ * finds it - the transfer completes and the EVs retired are plane 2's,
+ * every one, and no other. */
+TEST(sim, host_pause__a_blackhole_during_a_pause_is_still_found)
+{
+	struct sc_cfg c;
+	struct sc s;
+	struct fabric_action a;
+
+	sc_cfg_defaults(&c);
+	c.name = "blackhole during a pause";
+	c.trim = true;
+	c.timeout = 8;
+	c.msgs = 1024;
+	c.window = 64;
+	c.pause_at_ns = 300000;
+	c.pause_ns = 1000000;
+	c.pause_nodes = 1;
+	sc_setup(&s, &c);
+	memset(&a, 0, sizeof(a));
+	a.op = FABRIC_ACT_BLACKHOLE;
+	a.sel = (struct fabric_sel){.src = FABRIC_ANY, .dst = FABRIC_ANY, .plane = 2, .path = FABRIC_ANY, .both = true};
+	a.on = true;
+	ASSERT_EQ(0, fabric_schedule(s.f, 800000, &a));
+	ASSERT_EQ(0, sc_run(&s));
+	sc_verify(&s);
+	ASSERT_GT(SC_SUM(&s, 0, losses), 0);
+	ASSERT_EQ(mrcp_qp_evs(s.e[0], s.q[0].qpn_tx)->n_evs / 4, evs_out(&s, 0, 2, false));
+	ASSERT_EQ(0, evs_out(&s, 0, 2, true));
+	sc_teardown(&s);
+}
+
+/* Several planes failing (issue 16): 16 MiB over 4 planes, k of them
+ * silently blackholed at 100 us (@dir: 3 both ways, 1 the data path only,
+ * 2 the ACK path only); the transfer must finish within 1.5 x 4/(4 - k) x
+ * its healthy time, and the EVs retired are those of the planes whose data
+ * path died. */
+static uint64_t planes_run(unsigned k, int dir, uint64_t *retired_dead, uint64_t *retired_live)
+{
+	struct sc_cfg c;
+	struct sc s;
+	uint64_t t;
+
+	sc_cfg_defaults(&c);
+	c.name = "planes failing";
+	c.trim = true; /* MRC's fabric: a silent loss retires its EV (D30) */
+	c.timeout = 8;
+	c.msgs = 256;
+	c.window = 64;
+	sc_setup(&s, &c);
+	for (unsigned p = 1; p <= k; p++) {
+		struct fabric_action a;
+
+		memset(&a, 0, sizeof(a));
+		a.op = FABRIC_ACT_BLACKHOLE;
+		a.on = true;
+		a.sel = (struct fabric_sel){.src = dir == 2 ? 1 : 0, .dst = dir == 2 ? 0 : 1, .plane = (int)p,
+					    .path = FABRIC_ANY, .both = dir == 3};
+		ASSERT_EQ(0, fabric_schedule(s.f, 100000, &a));
+	}
+	ASSERT_EQ(0, sc_run(&s));
+	sc_verify(&s);
+	t = fabric_now(s.f);
+	*retired_dead = *retired_live = 0;
+	for (uint8_t p = 1; p <= 4; p++) {
+		if (p <= k && dir != 2)
+			*retired_dead += evs_out(&s, 0, p, false);
+		else
+			*retired_live += evs_out(&s, 0, p, false);
+	}
+	if (getenv("SC_DEBUG"))
+		fprintf(stderr, "  k %u dir %d: %llu us, retired %llu on dead data paths, %llu elsewhere, rto %llu\n", k, dir,
+			(unsigned long long)t / 1000, (unsigned long long)*retired_dead, (unsigned long long)*retired_live,
+			(unsigned long long)SC_SUM(&s, 0, rto_rounds));
+	sc_teardown(&s);
+	return t;
+}
+
+TEST(sim, planes_failing__k_of_4_finish_within_1_5_x_4_over_4_minus_k)
+{
+	uint64_t dead, live, healthy = planes_run(0, 3, &dead, &live);
+	static const struct { unsigned k; int dir; } runs[] = {
+		{1, 3}, {2, 3}, {3, 3}, {3, 1}, {3, 2},
+	};
+
+	for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		uint64_t t = planes_run(runs[i].k, runs[i].dir, &dead, &live);
+
+		mrcp_test_figure(runs[i].dir == 3 ? "planes_failing.both_x_healthy" :
+				 runs[i].dir == 1 ? "planes_failing.data_x_healthy" : "planes_failing.ack_x_healthy",
+				 (double)t / (double)healthy, "x");
+		ASSERT_LE((double)t, 1.5 * 4.0 / (4.0 - runs[i].k) * (double)healthy);
+		ASSERT_EQ(0, live);
+		if (runs[i].dir != 2)
+			ASSERT_EQ(runs[i].k * 24u, dead); /* 16 + 8 EVs a plane (scenario.c) */
+	}
 }

@@ -652,6 +652,7 @@ TEST(engine, rto__exact_schedule_linear_then_exponential)
 	struct link l;
 	struct tx_times r = {.l = &l};
 	const uint64_t T = 1024ull << 6; /* timeout 6: 65.536 us (§4.5) */
+	struct mrcp_qp_info qi;
 
 	link_init(&l, 1, MRCP_MODE_MRC, NULL);
 	l.fl.drop = record_and_drop;
@@ -659,12 +660,20 @@ TEST(engine, rto__exact_schedule_linear_then_exponential)
 	ASSERT_EQ(0, post_write(&l, 0, 0, 100, 1, false, 0));
 	fake_link_run(&l.fl, 60ull * 1000000000ull, NULL, NULL, 1000000);
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[0], l.qpn[0]));
-	/* the first send and 18 retransmissions: the 19th RTO round brings
-	 * k to linear_cnt 7 + exp_cnt 12 and ends the QP instead (D33) */
-	ASSERT_EQ(19, r.n);
-	for (unsigned i = 1; i < r.n; i++) {
-		/* b = 1 for the first linear_cnt rounds, then 2^(k - 7 + 1) */
-		uint64_t expect = i <= 7 ? T : T << (i - 7);
+	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
+	/* D65: the first linear_cnt (7) expiries, T apart, are silent rounds
+	 * (nothing acknowledged: probes, no resend, k counted per period);
+	 * from the 8th on they are RTO rounds, each resending with the backoff
+	 * of §4.5 (b = 2 first: the 8th round falls in the period the 7th
+	 * counted), until k reaches linear_cnt 7 + exp_cnt 12 and ends the QP
+	 * (D33): the first send and 12 retransmissions */
+	ASSERT_EQ(7, qi.c.silent_rounds);
+	ASSERT_EQ(13, qi.c.rto_rounds);
+	ASSERT_EQ(13, r.n);
+	ASSERT_GE(r.t[1] - r.t[0], 8 * T);
+	ASSERT_LE(r.t[1] - r.t[0], 8 * T + 8 * 1024);
+	for (unsigned i = 2; i < r.n; i++) {
+		uint64_t expect = T << (i - 1);
 		uint64_t got = r.t[i] - r.t[i - 1];
 		ASSERT_GE(got, expect);
 		ASSERT_LE(got, expect + 3 * 1024); /* timer ticks are 1.024 us */
@@ -816,11 +825,15 @@ TEST(engine, tlp__answer_repairs_a_lost_tail_without_rto)
 	ASSERT_EQ(1, cq_drain(&l, 0, wc, 4));
 	ASSERT_EQ(0, mrcp_qp_info(l.fl.eng[0], l.qpn[0], &qi));
 	/* nothing after the tail was SACKed: the tail-loss probe's answer is
-	 * what declares the three lost (RACK-TLP, D36), long before the RTO */
-	ASSERT_EQ(1, qi.c.probe_tx);
+	 * what declares the three lost (RACK-TLP, D36), long before the RTO;
+	 * the probe goes on every plane (D65), the answer covers the tail */
+	ASSERT_EQ(2, qi.c.probe_tx);
 	ASSERT_EQ(3, qi.c.rtx_fast);
 	ASSERT_EQ(0, qi.c.rto_rounds);
-	ASSERT_LT(l.fl.now, 65536); /* within one RTO (T = 65.5 us) */
+	/* within one RTO (T = 65.5 us), and D65 costs the tail at most an RTT
+	 * (4 us here): it is done at 41.0 us, as before D65 */
+	ASSERT_LT(l.fl.now, 65536);
+	ASSERT_LT(l.fl.now, 41000 + 4000);
 	link_fini(&l);
 }
 

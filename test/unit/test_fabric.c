@@ -1226,6 +1226,45 @@ TEST(fabric, endpoint__rx_then_poll_ping_pong)
 	fab_free(f);
 }
 
+TEST(fabric, node_pause__nothing_runs_then_one_service_takes_all)
+{
+	struct fabric_cfg c;
+	struct fabric *f;
+	struct fake_ep a, b;
+
+	cfg_small(&c);
+	c.path.delay_ns = 1000;
+	f = fab_new(&c, 1, 2);
+	fake_init(&a, f, 0, 1);
+	fake_init(&b, f, 1, 0);
+	ASSERT_EQ(-EINVAL, fabric_node_pause(f, 5, 0, 10, 0));
+	ASSERT_EQ(-EINVAL, fabric_node_pause(f, 1, 0, 0, 0));
+	ASSERT_EQ(-EINVAL, fabric_node_pause(f, 1, 0, 10, 10));
+	/* node 1 is paused in [10 us, 20 us) and every 100 us after */
+	ASSERT_EQ(0, fabric_node_pause(f, 1, 10000, 10000, 100000));
+	fabric_run_until(f, 9000);
+	unsigned before = b.n_polls;
+	a.to_send = 3;
+	fabric_kick(f, 0);
+	b.deadline = 15000;           /* a timer due inside the pause */
+	fabric_run_until(f, 19999);
+	ASSERT_EQ(0, b.rx_pkts);     /* arrived at 10 us, held */
+	ASSERT_EQ(before, b.n_polls); /* not polled, not even at its deadline */
+	fabric_run_until(f, 20000);
+	ASSERT_EQ(3, b.rx_pkts);
+	ASSERT_EQ(1, b.rx_calls);     /* one service at the end takes them */
+	ASSERT_U64_EQ(20000, b.last_rx_t);
+	/* the next pause: [110 us, 120 us) */
+	fabric_run_until(f, 109000);
+	a.to_send = 1;
+	fabric_kick(f, 0);
+	fabric_run_until(f, 119999);
+	ASSERT_EQ(3, b.rx_pkts);
+	fabric_run_until(f, 120000);
+	ASSERT_EQ(4, b.rx_pkts);
+	fab_free(f);
+}
+
 TEST(fabric, endpoint__tx_room_backpressure)
 {
 	struct fabric_cfg c;

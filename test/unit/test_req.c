@@ -24,6 +24,7 @@
 #define MTU 1024u
 #define MAX_OUT 256
 #define T0 1048576ull /* a multiple of the 128 ns timestamp unit */
+#define D65_HI 12000ull /* rtt_hi before any RTT sample: the base RTT (D65) */
 
 /* ---- fixture: one engine, one connected QP, a fake link ------------------ */
 
@@ -114,6 +115,31 @@ static unsigned drain(struct fx *f)
 	for (unsigned i = 0; i < n; i++)
 		ASSERT_EQ(PEER_QPN, f->link.out[i].p.bth.dest_qp);
 	return n;
+}
+
+/* Move the clock to @t as a host that runs the engine at its deadlines
+ * would: every timer that falls due more than a stall's worth (4 base
+ * RTTs) before @t fires on time (what it sends is dropped), so the jump is
+ * not a stall of the engine (D65); the rest is for the caller's drain at
+ * @t. */
+static void advance(struct fx *f, uint64_t t)
+{
+	struct mrcp_tx tx[64];
+	uint64_t d;
+
+	for (unsigned i = 0; i < 100000; i++) {
+		unsigned n;
+
+		d = mrcp_next_deadline(f->e);
+		if (d == UINT64_MAX || !mrcp_time_lt(d + 4 * D65_HI, t))
+			break;
+		if (mrcp_time_lt(f->now, d))
+			f->now = d;
+		n = mrcp_poll(f->e, f->now, tx, 64);
+		if (n == 0 && !mrcp_time_lt(f->now, mrcp_next_deadline(f->e)))
+			f->now += 1024; /* work it cannot do now: a tick later */
+	}
+	f->now = t;
 }
 
 static void rx_pkt(struct fx *f, const struct mrcp_pkt *p)
@@ -217,6 +243,60 @@ static struct mrcp_qp_counters qc(const struct fx *f)
 static const struct sb_entry *sb(const struct fx *f, uint32_t psn)
 {
 	return &f->qp->sb[psn & f->qp->sb_mask];
+}
+
+/* D65 with no RTT sample yet and in the QP's first SACKs: rtt_hi is the
+ * base RTT (12 us), reo_wnd a quarter of target_qdelay (the base RTT
+ * without trimming: 3 us), a packet may be 2 x 1.5 x rtt_hi late. */
+static uint64_t d65_reo(const struct fx *f)
+{
+	return f->qp->target_qdelay_ns / 4;
+}
+
+/* How long after its send an unacknowledged packet's verdict falls due,
+ * and how much later a SACKed send makes it lost at once. */
+static uint64_t d65_late(const struct fx *f)
+{
+	return 3 * D65_HI + d65_reo(f);
+}
+
+/* PSN 0 at T0 and PSN 1 @gap later, one packet each. @return PSN 0's EV. */
+static uint32_t two_sends(struct fx *f, uint64_t gap)
+{
+	uint32_t ev0;
+
+	ASSERT_EQ(0, post(f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(f));
+	ev0 = f->link.out[0].tx.ev;
+	f->now = T0 + gap;
+	ASSERT_EQ(0, post(f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
+	ASSERT_GE(drain(f), 1); /* and a tail-loss probe if the gap was long */
+	return ev0;
+}
+
+/* PSN 1 more than 2 x 1.5 x rtt_hi + reo_wnd after PSN 0 (D65): a SACK of
+ * PSN 1 makes PSN 0 lost at once. */
+static uint32_t two_sends_far_apart(struct fx *f)
+{
+	return two_sends(f, d65_late(f) + 1024);
+}
+
+/* D65: every EV has had something acknowledged (off probation). */
+static void prove_all(struct fx *f)
+{
+	struct mrcp_ev_set *s = &f->qp->evs;
+
+	for (unsigned i = 0; i < s->n_evs; i++)
+		mrcp_ev_proven(s, (int)i);
+}
+
+/* A linear phase of no rounds: RTO expiries are RTO rounds at once, not
+ * silent rounds (D65), for the tests of the rounds themselves. */
+static void no_silence(struct mrcp_engine_config *c, struct mrcp_qp_attr *a, struct mrcp_conn_info *ci)
+{
+	(void)a;
+	(void)ci;
+	c->linear_cnt = 0;
 }
 
 /* ---- mrcp__req_tx: segmentation ---------------------------------------------- */
@@ -337,6 +417,7 @@ TEST(req, req_tx__window_w_holds_new_psns_until_cack_moves)
 	struct fx f;
 
 	fx_init_with(&f, tweak_window);
+	prove_all(&f); /* D65 probation would hold each of the 8 EVs to one packet */
 	ASSERT_EQ(128, f.qp->W);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 200 * MTU, 0));
 	ASSERT_EQ(128, drain(&f));
@@ -405,41 +486,114 @@ TEST(req, req_on_sack__stale_cack_and_bits_outside_flight_are_ignored)
 
 /* ---- loss inference (D29) ---------------------------------------------------------- */
 
-TEST(req, infer_losses__older_than_guard_is_resent_on_another_ev_as_retx)
+TEST(req, infer_losses__a_later_send_acked_makes_it_suspect_then_lost)
 {
 	struct fx f;
-	uint64_t guard;
 	uint32_t ev0;
+	int ev0i;
+	char dlog[256];
 
 	fx_init(&f);
-	guard = f.qp->target_qdelay_ns; /* min_rtt 0: no RTT sample given */
-	ASSERT_GT(guard, 4000);
+	ASSERT_EQ(3000, d65_reo(&f));
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
 	ASSERT_EQ(1, drain(&f));
 	ev0 = f.link.out[0].tx.ev;
+	ev0i = ev_index(&f, ev0);
 	f.now = T0 + 1000;
 	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
 	ASSERT_EQ(1, drain(&f));
-	/* PSN 1, sent after PSN 0, is SACKed while 0 is younger than the guard */
-	f.now = T0 + guard / 2;
+	/* PSN 1, sent 1 us after PSN 0, is SACKed: within reo_wnd, nothing */
+	f.now = T0 + 9000;
 	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0);
 	ASSERT_TRUE(sb(&f, 1)->flags & SB_SACKED);
-	ASSERT_EQ(0, drain(&f));
-	ASSERT_EQ(0, qc(&f).losses);
-	/* PSN 2 is SACKed once 0 is older than the guard: 0 is lost */
-	f.now = T0 + guard + 1000;
+	ASSERT_EQ(0, qc(&f).suspects);
+	/* PSN 2, sent 5 us after PSN 0, is SACKed: PSN 0 is suspect - out of
+	 * flight, its EV held (still GOOD), nothing resent, nothing charged */
+	f.now = T0 + 5000;
 	ASSERT_EQ(0, post(&f, 3, MRCP_WR_WRITE, 0x2000, 64, 0));
 	ASSERT_EQ(1, drain(&f));
-	f.now += 200;
+	f.now = T0 + 10000;
 	sack(&f, 0xFFFFFF, 1, 0x6, 0, 0);
+	ASSERT_EQ(1, qc(&f).suspects);
+	ASSERT_EQ(0, qc(&f).losses);
+	ASSERT_TRUE(sb(&f, 0)->flags & SB_SUSPECT);
+	ASSERT_FALSE(sb(&f, 0)->flags & SB_OUT);
+	ASSERT_EQ(MRCP_EV_GOOD, ev_state(&f, ev0));
+	ASSERT_EQ(1, mrcp_qp_evs(f.e, f.qpn)->evs[ev0i].held);
+	ASSERT_EQ(0, drain(&f));
+	/* the verdict: 2 x 1.5 x rtt_hi + reo_wnd after its send, not before,
+	 * while the peer talks (a SACK of nothing new keeps it from being a
+	 * silence, D65) */
+	f.now = T0 + d65_late(&f) - 1024;
+	sack(&f, 0xFFFFFF, 1, 0x6, 0, 0);
+	ASSERT_EQ(0, drain(&f));
+	f.now = T0 + d65_late(&f) + 1024;
+	drain(&f);
+	ASSERT_EQ(1, n_data(&f, dlog, sizeof(dlog)));
+	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", dlog);
 	ASSERT_EQ(1, qc(&f).losses);
-	ASSERT_EQ(1, drain(&f));
-	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", f.link.log);
 	ASSERT_TRUE(f.link.out[0].tx.rtx);
 	ASSERT_NE(ev0, f.link.out[0].tx.ev);  /* D31 */
 	ASSERT_EQ(12, f.link.out[0].tx.dscp); /* TRIMMABLE_RETX */
 	ASSERT_EQ(1, qc(&f).rtx_fast);
 	ASSERT_EQ(2, sb(&f, 0)->tx_count);
+	ASSERT_EQ(MRCP_EV_SKIP, ev_state(&f, ev0)); /* D30, no trimming */
+	ASSERT_EQ(0, mrcp_qp_evs(f.e, f.qpn)->evs[ev0i].held);
+	fx_fini(&f);
+}
+
+TEST(req, infer_losses__a_suspect_acked_before_its_verdict_was_reordering)
+{
+	struct fx f;
+	uint32_t ev0;
+
+	fx_init(&f);
+	ev0 = two_sends(&f, 6000);
+	f.now = T0 + 15000;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0); /* PSN 1: PSN 0 suspect */
+	ASSERT_EQ(1, qc(&f).suspects);
+	f.now = T0 + 30000;
+	sack(&f, 1, 0, 0, 0, 0);         /* ...and then PSN 0 itself, late */
+	ASSERT_EQ(1, qc(&f).suspects_cleared);
+	ASSERT_EQ(0, f.qp->n_suspect);
+	f.now = T0 + d65_late(&f) + 4096;
+	drain(&f);
+	ASSERT_EQ(0, qc(&f).losses);
+	ASSERT_EQ(0, qc(&f).rtx_fast);
+	ASSERT_EQ(MRCP_EV_GOOD, ev_state(&f, ev0));
+	ASSERT_EQ(0, mrcp_qp_evs(f.e, f.qpn)->evs[ev_index(&f, ev0)].held);
+	ASSERT_EQ(0, mrcp_qp_evs(f.e, f.qpn)->evs[ev_index(&f, ev0)].c.transitions);
+	fx_fini(&f);
+}
+
+TEST(req, infer_losses__a_send_acked_long_after_it_makes_it_lost_at_once)
+{
+	struct fx f;
+
+	fx_init(&f);
+	two_sends_far_apart(&f);
+	f.now += 5000;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0);
+	ASSERT_EQ(0, qc(&f).suspects);
+	ASSERT_EQ(1, qc(&f).losses);
+	fx_fini(&f);
+}
+
+TEST(req, infer_losses__a_held_ev_is_passed_over)
+{
+	struct fx f;
+	uint32_t ev0;
+
+	fx_init(&f);
+	ev0 = two_sends(&f, 6000);
+	f.now = T0 + 12000;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0); /* PSN 0 suspect: ev0 held */
+	/* 24 more packets over 8 EVs: three rotations, none on ev0 */
+	ASSERT_EQ(0, post(&f, 3, MRCP_WR_WRITE, 0x2000, 24 * MTU, 0));
+	drain(&f);
+	ASSERT_EQ(24, f.link.n_out);
+	for (unsigned i = 0; i < f.link.n_out; i++)
+		ASSERT_NE(ev0, f.link.out[i].tx.ev);
 	fx_fini(&f);
 }
 
@@ -471,9 +625,9 @@ TEST(req, infer_losses__silent_loss_is_resent_on_another_plane)
 		uint64_t guard;
 
 		fx_init_with(&f, two_planes_seeded);
-		guard = f.qp->target_qdelay_ns;
+		guard = d65_reo(&f);
 		for (unsigned i = 0; i < 2; i++) {
-			f.now = T0 + i * 100;
+			f.now = T0 + i * 5000;
 			ASSERT_EQ(0, post(&f, i + 1, MRCP_WR_WRITE, 0x100 * i, 64, 0));
 			ASSERT_EQ(1, drain(&f));
 		}
@@ -481,8 +635,12 @@ TEST(req, infer_losses__silent_loss_is_resent_on_another_plane)
 
 		f.now = T0 + guard + 5000;
 		sack(&f, 0xFFFFFF, 2, 0x1, 0, 0); /* PSN 1 arrived, PSN 0 did not */
-		ASSERT_EQ(1, qc(&f).losses);
+		ASSERT_EQ(1, qc(&f).suspects);
+		f.now = T0 + d65_late(&f) - 1024;
+		sack(&f, 0xFFFFFF, 2, 0x1, 0, 0);   /* the peer still talks */
+		f.now = T0 + d65_late(&f) + 1024;    /* the verdict */
 		ASSERT_EQ(1, drain(&f));
+		ASSERT_EQ(1, qc(&f).losses);
 		ASSERT_TRUE(f.link.out[0].tx.rtx);
 		ASSERT_NE(port0, f.link.out[0].tx.port); /* D62 */
 		fx_fini(&f);
@@ -746,21 +904,163 @@ TEST(req, req_on_sack__probe_answer_clears_the_outstanding_tail_loss_probe)
 	fx_fini(&f);
 }
 
+TEST(req, req_on_timer__rto_expiry_with_nothing_acked_is_a_silent_round)
+{
+	struct fx f;
+	uint32_t ev0;
+	char dlog[512];
+	unsigned probes = 0;
+
+	fx_init(&f);
+	ASSERT_EQ(7, f.qp->linear_cnt);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	ev0 = f.link.out[0].tx.ev;
+	advance(&f, T0 + f.qp->T_ns + 2048);
+	drain(&f);
+	/* D65: nothing sent later was acknowledged - the peer may be paused:
+	 * probes, no resend, no EV charged, the timer re-armed, k counted */
+	ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog)));
+	for (unsigned i = 0; i < f.link.n_out; i++)
+		probes += f.link.out[i].p.bth.opcode == MRCP_OP_PROBE;
+	ASSERT_EQ(1, probes);
+	ASSERT_EQ(1, qc(&f).silent_rounds);
+	ASSERT_EQ(0, qc(&f).rto_rounds);
+	ASSERT_EQ(1, f.qp->k);
+	ASSERT_EQ(MRCP_EV_GOOD, ev_state(&f, ev0));
+	ASSERT_TRUE(sb(&f, 0)->flags & SB_OUT);
+	ASSERT_U64_EQ(f.now + f.qp->T_ns, sb(&f, 0)->deadline_ns);
+	/* the answer shows PSN 0 missing: it is lost (D36, D65) */
+	f.now += 5000;
+	sack_full(&f, 0xFFFFFF, 1, 0, f.link.out[0].tx.ev, 0, MRCP_VERDICT_NONE, true);
+	ASSERT_EQ(1, qc(&f).losses);
+	drain(&f);
+	ASSERT_EQ(1, n_data(&f, dlog, sizeof(dlog)));
+	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", dlog);
+	fx_fini(&f);
+}
+
+TEST(req, req_on_timer__silence_past_the_linear_phase_is_an_rto_round)
+{
+	struct fx f;
+	char dlog[512];
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	for (unsigned r = 1; r <= 7; r++) {
+		advance(&f, T0 + r * f.qp->T_ns + 2048);
+		drain(&f);
+		ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog)));
+		ASSERT_EQ(r, qc(&f).silent_rounds);
+	}
+	ASSERT_EQ(7, f.qp->k);
+	advance(&f, T0 + 8 * f.qp->T_ns + 2048);
+	drain(&f);
+	ASSERT_EQ(1, n_data(&f, dlog, sizeof(dlog)));
+	ASSERT_EQ(1, qc(&f).rto_rounds);
+	ASSERT_EQ(1, qc(&f).rtx_rto);
+	fx_fini(&f);
+}
+
+/* D65: a call that comes more than four base RTTs after the engine's
+ * earliest timer fell due is a stall of the host: the timers that fell
+ * due in it run again from its end instead of firing at once. */
+TEST(req, stall__a_late_call_runs_the_rto_again_from_the_stall_end)
+{
+	struct fx f;
+	struct mrcp_engine_counters ec;
+	char dlog[256];
+	uint64_t end;
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	/* not run from T0 until well past the RTO (its TLP fell due at 24 us) */
+	end = f.now = T0 + f.qp->T_ns + 100000;
+	drain(&f);
+	mrcp_engine_counters(f.e, &ec);
+	ASSERT_EQ(1, ec.stalls);
+	ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog)));
+	ASSERT_EQ(0, qc(&f).silent_rounds + qc(&f).rto_rounds + qc(&f).probe_tx);
+	ASSERT_U64_EQ(end + f.qp->T_ns, sb(&f, 0)->deadline_ns);
+	/* the tail-loss probe, too, waits its time from the stall's end */
+	f.now = end + 2 * f.qp->target_qdelay_ns - 2048;
+	ASSERT_EQ(0, drain(&f));
+	f.now = end + 2 * f.qp->target_qdelay_ns + 2048;
+	ASSERT_EQ(1, drain(&f));
+	ASSERT_EQ(MRCP_OP_PROBE, f.link.out[0].p.bth.opcode);
+	fx_fini(&f);
+}
+
+/* D65: a host that knows it was not running says so; a lateness below
+ * the engine's own threshold then counts as a stall too. */
+TEST(req, stall__mrcp_engine_stalled_defers_what_fell_due)
+{
+	struct fx f;
+	struct mrcp_engine_counters ec;
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	/* 10 us late for the TLP: not a stall by itself ... */
+	f.now = T0 + 2 * f.qp->target_qdelay_ns + 10000;
+	mrcp_engine_stalled(f.e, f.now); /* ... but the host says it was */
+	ASSERT_EQ(0, drain(&f));
+	mrcp_engine_counters(f.e, &ec);
+	ASSERT_EQ(1, ec.stalls);
+	f.now += 2 * f.qp->target_qdelay_ns + 2048;
+	ASSERT_EQ(1, drain(&f)); /* the TLP, from the stall's end */
+	fx_fini(&f);
+}
+
+/* D65: a suspect whose verdict falls due while the peer is silent waits
+ * and probes (the peer may hold it in its RX queue); the probe's answer,
+ * which covers it, settles it. */
+TEST(req, suspects_due__a_verdict_in_silence_waits_and_probes)
+{
+	struct fx f;
+	char dlog[256];
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	f.now = T0 + 6000;
+	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	f.now = T0 + 12000;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0); /* PSN 0 suspect; then no more SACKs */
+	ASSERT_EQ(1, qc(&f).suspects);
+	advance(&f, T0 + d65_late(&f) + 2048);
+	drain(&f);
+	ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog)));
+	ASSERT_EQ(0, qc(&f).losses);
+	ASSERT_GE(qc(&f).silent_rounds, 1);
+	ASSERT_TRUE(sb(&f, 0)->flags & SB_SUSPECT);
+	/* the peer answers: PSN 0 is not there */
+	f.now += 3000;
+	sack_full(&f, 0xFFFFFF, 2, 0x1, 0x1234, 0, MRCP_VERDICT_NONE, true);
+	ASSERT_EQ(1, qc(&f).losses);
+	drain(&f);
+	ASSERT_EQ(1, n_data(&f, dlog, sizeof(dlog)));
+	fx_fini(&f);
+}
+
 TEST(req, req_on_timer__rto_resends_on_a_fresh_ev_and_retires_the_old_one)
 {
 	struct fx f;
 	uint32_t ev0;
 	char dlog[512];
 
-	fx_init(&f);
+	fx_init_with(&f, no_silence);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
 	ASSERT_EQ(1, drain(&f));
 	ev0 = f.link.out[0].tx.ev;
-	f.now = T0 + f.qp->T_ns - 2048;
+	advance(&f, T0 + f.qp->T_ns - 2048);
 	drain(&f);
 	ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog)));
 	ASSERT_EQ(0, qc(&f).rto_rounds);
-	f.now = T0 + f.qp->T_ns + 2048;
+	advance(&f, T0 + f.qp->T_ns + 2048);
 	drain(&f);
 	ASSERT_EQ(1, n_data(&f, dlog, sizeof(dlog)));
 	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", dlog);
@@ -785,11 +1085,12 @@ static void rto_then_sack(bool resend_arrived)
 	uint32_t ev0;
 	uint64_t resent;
 
-	fx_init(&f);
+	fx_init_with(&f, no_silence);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
 	ASSERT_EQ(1, drain(&f));
 	ev0 = f.link.out[0].tx.ev;
-	f.now = resent = T0 + f.qp->T_ns + 2048;
+	resent = T0 + f.qp->T_ns + 2048;
+	advance(&f, resent);
 	drain(&f);
 	ASSERT_EQ(1, qc(&f).rtx_rto);
 	ASSERT_EQ(MRCP_EV_ASSUMED_BAD, ev_state(&f, ev0));
@@ -814,20 +1115,13 @@ TEST(req, undo_charge__a_sack_of_the_resend_leaves_the_charge)
 TEST(req, undo_charge__a_lost_psn_sacked_before_its_resend_gives_the_ev_back)
 {
 	struct fx f;
-	uint64_t guard;
 	uint32_t ev0;
 	char dlog[256];
 
 	fx_init(&f);
-	guard = f.qp->target_qdelay_ns;
-	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
-	ASSERT_EQ(1, drain(&f));
-	ev0 = f.link.out[0].tx.ev;
-	f.now = T0 + 1000;
-	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
-	ASSERT_EQ(1, drain(&f));
-	f.now = T0 + guard + 2000;
-	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0);         /* PSN 1 arrived: PSN 0 is lost */
+	ev0 = two_sends_far_apart(&f);
+	f.now += 2000;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0);         /* PSN 1 arrived: PSN 0 is lost at once */
 	ASSERT_EQ(1, qc(&f).losses);
 	ASSERT_EQ(MRCP_EV_SKIP, ev_state(&f, ev0)); /* D30, no trimming */
 	ASSERT_TRUE(sb(&f, 0)->flags & SB_RTXQ);
@@ -836,6 +1130,38 @@ TEST(req, undo_charge__a_lost_psn_sacked_before_its_resend_gives_the_ev_back)
 	ASSERT_EQ(MRCP_EV_GOOD, ev_state(&f, ev0));
 	drain(&f);
 	ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog))); /* nothing left to resend */
+	fx_fini(&f);
+}
+
+/* D65: the SACK of a copy given up for lost (its resend already out) tells
+ * how slow a failing path is, not how long a healthy one may take: its RTT
+ * sets neither rtt_hi's window nor the latest sample; the resend's does. */
+TEST(req, rtt_hi__a_late_copy_given_up_for_lost_is_no_sample)
+{
+	struct fx f;
+	uint64_t t1, resent;
+
+	fx_init(&f);
+	two_sends_far_apart(&f);
+	t1 = f.now;
+	f.now += 5120;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, t1); /* PSN 1, a 5 us RTT: PSN 0 lost at once */
+	ASSERT_EQ(1, qc(&f).losses);
+	ASSERT_LT(f.qp->rtt_cur_ns, 6000);
+	drain(&f);
+	ASSERT_EQ(1, qc(&f).rtx_fast);
+	resent = f.now;
+	/* PSN 0's first copy arrives after all, 100 us after its send */
+	f.now = T0 + 100 * 1024;
+	sack(&f, 0, 0, 0, 0, T0);
+	ASSERT_EQ(1, qc(&f).rtx_spurious);
+	ASSERT_LT(f.qp->rtt_cur_ns, 6000);
+	ASSERT_LT(f.qp->rack_rtt_ns, 6000);
+	/* a SACK echoing the resend is a sample */
+	f.now += 1024;
+	sack(&f, 0, 0, 0, 0, resent);
+	ASSERT_GT(f.qp->rack_rtt_ns, f.now - resent - 1024);
+	ASSERT_EQ(f.qp->rack_rtt_ns, f.qp->rtt_cur_ns);
 	fx_fini(&f);
 }
 
@@ -881,6 +1207,33 @@ TEST(req, req_on_timer__tail_loss_probe_is_sent_once)
 	fx_fini(&f);
 }
 
+/* engine.c, mrcp__qp_arm: every RX burst re-arms the QP's timer. Was an
+ * engine bug (fixed): a deadline already due was moved to "now + one tick"
+ * on every burst, so while bursts came less than a tick apart the timer
+ * never fired (a receive-only QP never probed its reverse paths, D48). */
+TEST(req, qp_arm__rx_bursts_do_not_push_a_due_timer_back)
+{
+	struct fx f;
+	uint64_t due;
+	unsigned probes = 0;
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	due = T0 + 2 * f.qp->target_qdelay_ns; /* D36, no RTT sample: min_rtt 0 */
+	/* a burst every 500 ns (a NACK for an unsent PSN: ignored, but it
+	 * touches the QP), each followed by a poll at the same instant */
+	for (f.now = due - 2000; f.now < due + 8000 && probes == 0; f.now += 500) {
+		nack(&f, MRCP_NACK_TRIMMED, 7, 0);
+		drain(&f);
+		for (unsigned i = 0; i < f.link.n_out; i++)
+			probes += f.link.out[i].p.bth.opcode == MRCP_OP_PROBE;
+	}
+	ASSERT_EQ(1, probes);
+	ASSERT_LE(f.now, due + 2 * 1024 + 500); /* within a tick or two of due */
+	fx_fini(&f);
+}
+
 /*
  * ENGINE BUG (req.c + ev.c): the per-EV counters ecn, trims and rtos are
  * counted twice per event. req.c increments them itself
@@ -897,7 +1250,7 @@ TEST(req, ev_counters__one_event_counts_once)
 	uint32_t ev0, ev1, ev2;
 	const struct mrcp_ev_set *s;
 
-	fx_init(&f);
+	fx_init_with(&f, no_silence);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 3 * MTU, 0));
 	ASSERT_EQ(3, drain(&f));
 	ev0 = f.link.out[0].tx.ev;
@@ -908,7 +1261,7 @@ TEST(req, ev_counters__one_event_counts_once)
 	ASSERT_EQ(1, s->evs[ev_index(&f, ev0)].c.ecn); /* got 2 */
 	nack(&f, MRCP_NACK_TRIMMED, 1, ev1);
 	ASSERT_EQ(1, s->evs[ev_index(&f, ev1)].c.trims); /* got 2 */
-	f.now = T0 + f.qp->T_ns + 2048;
+	advance(&f, T0 + f.qp->T_ns + 2048);
 	drain(&f);
 	ASSERT_EQ(1, s->evs[ev_index(&f, ev2)].c.rtos); /* got 2 */
 	fx_fini(&f);
@@ -993,16 +1346,10 @@ TEST(req, cc_inflight__rcvd_bytes_of_duplicates_take_nothing_out)
 TEST(req, cc_inflight__a_lost_packet_leaves_once_though_both_copies_arrive)
 {
 	struct fx f;
-	uint64_t guard;
 
 	fx_init(&f);
-	guard = f.qp->target_qdelay_ns;
-	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
-	ASSERT_EQ(1, drain(&f));
-	f.now = T0 + guard + 1000;
-	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
-	ASSERT_EQ(1, drain(&f));
-	/* PSN 1 SACKed, PSN 0 older than the guard: lost, and resent */
+	two_sends_far_apart(&f);
+	/* PSN 1 SACKed, sent long after PSN 0: PSN 0 is lost, and resent */
 	sack_rcvd(&f, 0xFFFFFF, 2, 0x1, 1);
 	ASSERT_EQ(1, qc(&f).losses);
 	inv_ok(&f);
@@ -1028,7 +1375,7 @@ TEST(req, cc_inflight__an_rto_round_keeps_the_other_qps_bytes_on_a_shared_qpcc)
 	uint32_t q2;
 	struct qp *qp2;
 
-	fx_init(&f);
+	fx_init_with(&f, no_silence);
 	/* a second QP to the same peer shares its QPCC (D53); it sends later,
 	 * so the first QP's RTO round comes while its packet is in flight */
 	memset(&a, 0, sizeof(a));
@@ -1039,7 +1386,7 @@ TEST(req, cc_inflight__an_rto_round_keeps_the_other_qps_bytes_on_a_shared_qpcc)
 	ASSERT_TRUE(qp2->cc == f.qp->cc);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
 	ASSERT_EQ(1, drain(&f));
-	f.now = T0 + f.qp->T_ns / 2;
+	advance(&f, T0 + f.qp->T_ns / 2);
 	{
 		struct mrcp_sge sge = {.addr = BUF_VA, .len = 2 * MTU, .lkey = f.lkey};
 		struct mrcp_send_wr wr = {.wr_id = 9, .opcode = MRCP_WR_WRITE, .sg_list = &sge,
@@ -1050,7 +1397,7 @@ TEST(req, cc_inflight__an_rto_round_keeps_the_other_qps_bytes_on_a_shared_qpcc)
 		ASSERT_EQ(2, qp2->n_out);
 	}
 	inv_ok(&f);
-	f.now = T0 + f.qp->T_ns + 2048;
+	advance(&f, T0 + f.qp->T_ns + 2048);
 	{
 		struct mrcp_tx tx[8];
 		mrcp_poll(f.e, f.now, tx, 8);

@@ -348,6 +348,37 @@ TEST(resp, resp_on_data__trimmed_is_nacked_with_echoed_ev_psn_and_timestamp)
 	fx_fini(&f);
 }
 
+/* O5 (engine.c, rx_one): a switch that trims at the end of RETH takes
+ * ImmDt off a *_IMM packet; its header no longer decodes as what its
+ * opcode says, yet everything a NACK needs is there. Was a silent loss;
+ * now NACKed like any trim. */
+TEST(resp, rx_one__a_write_imm_trimmed_at_the_end_of_reth_is_nacked)
+{
+	struct fx f;
+	struct mrcp_pkt p;
+	uint8_t raw[MRCP_TX_HDR_MAX + 1024];
+	struct mrcp_rx rx;
+	int len;
+
+	fx_init(&f);
+	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY_IMM, 0, 0, 0, 0, 512, 512);
+	p.imm = 7;
+	len = mrcp_pkt_encode(&p, raw, sizeof(raw));
+	ASSERT_GT(len, 36);
+	memset(&rx, 0, sizeof(rx));
+	rx.data = raw;
+	rx.len = 36; /* BTH + METH + TSETH + RETH: no ImmDt, no payload */
+	rx.port = 1;
+	rx.trim = MRCP_TRIM_FABRIC;
+	rx.ev = 0xBEEF;
+	fx_ip(&rx.src, 1, 1);
+	mrcp_rx_burst(f.e, &rx, 1, f.now);
+	ASSERT_EQ(1, qc(&f).rx_trimmed);
+	drain(&f);
+	ASSERT_STREQ("NACK TRIMMED psn 0", f.link.log);
+	fx_fini(&f);
+}
+
 TEST(resp, resp_on_data__trimmed_duplicate_is_sacked)
 {
 	struct fx f;
