@@ -713,20 +713,21 @@ static void suspects_due(struct mrcp_engine *e, struct qp *qp)
  * timestamp of a copy sent before that retransmission, shows the original
  * arrived: the loss was a pause or a reorder (D64), and a fast
  * retransmission was not needed (rtx_spurious). */
-static void check_spurious(struct mrcp_engine *e, struct qp *qp, uint32_t trig, uint16_t echo_ts)
+static bool check_spurious(struct mrcp_engine *e, struct qp *qp, uint32_t trig, uint16_t echo_ts)
 {
 	struct sb_entry *en;
 
 	en = mrcp__qp_sb_past(qp, trig); /* the last pow2(W) PSNs, acknowledged ones too */
 	if (en == NULL || en->tx_count < 2)
-		return;
+		return false;
 	/* the echoed copy is older than the last send by more than a tick */
 	if (mrcp__ts_age_ns(e->now, echo_ts) <= e->now - en->sent_ns + (1u << TS_UNIT_SHIFT))
-		return;
+		return false;
 	if (en->charged && (en->flags & SB_LIVE) && !(en->flags & SB_SACKED))
 		undo_charge(e, qp, en, true); /* D64 */
 	if (en->rtx_cause == CAUSE_FAST)
 		qp->c.rtx_spurious++;
+	return true;
 }
 
 /* ---- SACK (§4.4) ------------------------------------------------------------------------ */
@@ -735,7 +736,7 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 {
 	const struct mrcp_seth *s = &p->seth;
 	uint64_t newest_sent = 0;
-	bool any_newest = false, tlp_answer = false;
+	bool any_newest = false, tlp_answer = false, late_copy = false;
 	struct mrcp_cc_sack in;
 	uint32_t units, delta;
 	int evi = -1;
@@ -743,8 +744,9 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	(void)rx;
 	qp->c.sack_rx++;
 	qp->last_sack_ns = e->now;
-	if (qp->mode == MRCP_MODE_MRC && !s->pr)
-		check_spurious(e, qp, mrcp_psn_add(s->cack_psn, s->ack_psn_offset), p->cc.tx_timestamp);
+	if (qp->mode == MRCP_MODE_MRC && !s->pr &&
+	    check_spurious(e, qp, mrcp_psn_add(s->cack_psn, s->ack_psn_offset), p->cc.tx_timestamp))
+		late_copy = true; /* D65: a copy given up for lost came late */
 	/* 1. cumulative part */
 	if (mrcp_psn_ge(s->cack_psn, qp->snd_una) && mrcp_psn_lt(s->cack_psn, qp->next_psn)) {
 		ack_through(e, qp, s->cack_psn, &newest_sent);
@@ -832,12 +834,14 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 			in.rtt_ns = age - svc;
 			if (qp->min_rtt_ns == 0 || in.rtt_ns < qp->min_rtt_ns)
 				qp->min_rtt_ns = in.rtt_ns;
-			qp->rack_rtt_ns = in.rtt_ns;
 			/* D65: not a SACK that waited in our RX ring through
 			 * a stall of ours, nor one of a packet on an EV held or
-			 * out of service: a path under suspicion does not set
-			 * how long a healthy one may take */
-			if (in.rtt_ns > qp->rtt_cur_ns && !mrcp_time_lt(e->now - in.rtt_ns, e->stall_end_ns) &&
+			 * out of service, nor of a copy given up for lost: a
+			 * path under suspicion does not set how long a healthy
+			 * one may take */
+			if (!late_copy)
+				qp->rack_rtt_ns = in.rtt_ns;
+			if (in.rtt_ns > qp->rtt_cur_ns && !mrcp_time_lt(e->now - in.rtt_ns, e->stall_end_ns) && !late_copy &&
 			    (evi < 0 || (qp->evs.evs[evi].held == 0 && qp->evs.evs[evi].state == MRCP_EV_GOOD)))
 				qp->rtt_cur_ns = in.rtt_ns;
 		}

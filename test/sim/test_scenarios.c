@@ -526,20 +526,25 @@ TEST(sim, sleeping_workers_two_qps__shared_qpcc_inflight_follows_the_scoreboard)
 
 /* ---- D65: host pauses and several planes failing -------------------------- */
 
+/* The EV set of node @n's next requester QP from *@i on, or NULL. */
+static const struct mrcp_ev_set *next_evs(struct sc *s, int n, unsigned *i)
+{
+	for (; *i < s->nq; (*i)++)
+		if (s->q[*i].from == n)
+			return mrcp_qp_evs(s->e[n], s->q[(*i)++].qpn_tx);
+	return NULL;
+}
+
 /* EV state changes on node @n's requester QPs. */
 static uint64_t ev_transitions(struct sc *s, int n)
 {
+	const struct mrcp_ev_set *evs;
 	uint64_t t = 0;
+	unsigned i = 0;
 
-	for (unsigned i = 0; i < s->nq; i++) {
-		const struct mrcp_ev_set *evs;
-
-		if (s->q[i].from != n)
-			continue;
-		evs = mrcp_qp_evs(s->e[n], s->q[i].qpn_tx);
+	while ((evs = next_evs(s, n, &i)) != NULL)
 		for (unsigned k = 0; k < evs->n_evs; k++)
 			t += evs->evs[k].c.transitions;
-	}
 	return t;
 }
 
@@ -547,18 +552,13 @@ static uint64_t ev_transitions(struct sc *s, int n)
  * any other port when @others. */
 static unsigned evs_out(struct sc *s, int n, uint8_t port, bool others)
 {
-	unsigned c = 0;
+	const struct mrcp_ev_set *evs;
+	unsigned c = 0, i = 0;
 
-	for (unsigned i = 0; i < s->nq; i++) {
-		const struct mrcp_ev_set *evs;
-
-		if (s->q[i].from != n)
-			continue;
-		evs = mrcp_qp_evs(s->e[n], s->q[i].qpn_tx);
+	while ((evs = next_evs(s, n, &i)) != NULL)
 		for (unsigned k = 0; k < evs->n_evs; k++)
 			c += (evs->evs[k].state == MRCP_EV_ASSUMED_BAD || evs->evs[k].state == MRCP_EV_DENIED) &&
 			     ((evs->evs[k].port == port) != others);
-	}
 	return c;
 }
 

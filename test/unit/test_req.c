@@ -260,6 +260,27 @@ static uint64_t d65_late(const struct fx *f)
 	return 3 * D65_HI + d65_reo(f);
 }
 
+/* PSN 0 at T0 and PSN 1 @gap later, one packet each. @return PSN 0's EV. */
+static uint32_t two_sends(struct fx *f, uint64_t gap)
+{
+	uint32_t ev0;
+
+	ASSERT_EQ(0, post(f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(f));
+	ev0 = f->link.out[0].tx.ev;
+	f->now = T0 + gap;
+	ASSERT_EQ(0, post(f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
+	ASSERT_GE(drain(f), 1); /* and a tail-loss probe if the gap was long */
+	return ev0;
+}
+
+/* PSN 1 more than 2 x 1.5 x rtt_hi + reo_wnd after PSN 0 (D65): a SACK of
+ * PSN 1 makes PSN 0 lost at once. */
+static uint32_t two_sends_far_apart(struct fx *f)
+{
+	return two_sends(f, d65_late(f) + 1024);
+}
+
 /* D65: every EV has had something acknowledged (off probation). */
 static void prove_all(struct fx *f)
 {
@@ -527,12 +548,7 @@ TEST(req, infer_losses__a_suspect_acked_before_its_verdict_was_reordering)
 	uint32_t ev0;
 
 	fx_init(&f);
-	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
-	ASSERT_EQ(1, drain(&f));
-	ev0 = f.link.out[0].tx.ev;
-	f.now = T0 + 6000;
-	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
-	ASSERT_EQ(1, drain(&f));
+	ev0 = two_sends(&f, 6000);
 	f.now = T0 + 15000;
 	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0); /* PSN 1: PSN 0 suspect */
 	ASSERT_EQ(1, qc(&f).suspects);
@@ -555,12 +571,7 @@ TEST(req, infer_losses__a_send_acked_long_after_it_makes_it_lost_at_once)
 	struct fx f;
 
 	fx_init(&f);
-	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
-	ASSERT_EQ(1, drain(&f));
-	/* PSN 1 goes more than 2 x 1.5 x rtt_hi + reo_wnd after PSN 0 */
-	f.now = T0 + d65_late(&f) + 1000;
-	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
-	drain(&f);
+	two_sends_far_apart(&f);
 	f.now += 5000;
 	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0);
 	ASSERT_EQ(0, qc(&f).suspects);
@@ -574,12 +585,7 @@ TEST(req, infer_losses__a_held_ev_is_passed_over)
 	uint32_t ev0;
 
 	fx_init(&f);
-	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
-	ASSERT_EQ(1, drain(&f));
-	ev0 = f.link.out[0].tx.ev;
-	f.now = T0 + 6000;
-	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
-	ASSERT_EQ(1, drain(&f));
+	ev0 = two_sends(&f, 6000);
 	f.now = T0 + 12000;
 	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0); /* PSN 0 suspect: ev0 held */
 	/* 24 more packets over 8 EVs: three rotations, none on ev0 */
@@ -1113,12 +1119,7 @@ TEST(req, undo_charge__a_lost_psn_sacked_before_its_resend_gives_the_ev_back)
 	char dlog[256];
 
 	fx_init(&f);
-	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
-	ASSERT_EQ(1, drain(&f));
-	ev0 = f.link.out[0].tx.ev;
-	f.now = T0 + d65_late(&f) + 1000;
-	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
-	drain(&f);
+	ev0 = two_sends_far_apart(&f);
 	f.now += 2000;
 	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0);         /* PSN 1 arrived: PSN 0 is lost at once */
 	ASSERT_EQ(1, qc(&f).losses);
@@ -1129,6 +1130,38 @@ TEST(req, undo_charge__a_lost_psn_sacked_before_its_resend_gives_the_ev_back)
 	ASSERT_EQ(MRCP_EV_GOOD, ev_state(&f, ev0));
 	drain(&f);
 	ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog))); /* nothing left to resend */
+	fx_fini(&f);
+}
+
+/* D65: the SACK of a copy given up for lost (its resend already out) tells
+ * how slow a failing path is, not how long a healthy one may take: its RTT
+ * sets neither rtt_hi's window nor the latest sample; the resend's does. */
+TEST(req, rtt_hi__a_late_copy_given_up_for_lost_is_no_sample)
+{
+	struct fx f;
+	uint64_t t1, resent;
+
+	fx_init(&f);
+	two_sends_far_apart(&f);
+	t1 = f.now;
+	f.now += 5120;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, t1); /* PSN 1, a 5 us RTT: PSN 0 lost at once */
+	ASSERT_EQ(1, qc(&f).losses);
+	ASSERT_LT(f.qp->rtt_cur_ns, 6000);
+	drain(&f);
+	ASSERT_EQ(1, qc(&f).rtx_fast);
+	resent = f.now;
+	/* PSN 0's first copy arrives after all, 100 us after its send */
+	f.now = T0 + 100 * 1024;
+	sack(&f, 0, 0, 0, 0, T0);
+	ASSERT_EQ(1, qc(&f).rtx_spurious);
+	ASSERT_LT(f.qp->rtt_cur_ns, 6000);
+	ASSERT_LT(f.qp->rack_rtt_ns, 6000);
+	/* a SACK echoing the resend is a sample */
+	f.now += 1024;
+	sack(&f, 0, 0, 0, 0, resent);
+	ASSERT_GT(f.qp->rack_rtt_ns, f.now - resent - 1024);
+	ASSERT_EQ(f.qp->rack_rtt_ns, f.qp->rtt_cur_ns);
 	fx_fini(&f);
 }
 
@@ -1315,11 +1348,7 @@ TEST(req, cc_inflight__a_lost_packet_leaves_once_though_both_copies_arrive)
 	struct fx f;
 
 	fx_init(&f);
-	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
-	ASSERT_EQ(1, drain(&f));
-	f.now = T0 + d65_late(&f) + 1000;
-	ASSERT_EQ(0, post(&f, 2, MRCP_WR_WRITE, 0x1000, 64, 0));
-	drain(&f);
+	two_sends_far_apart(&f);
 	/* PSN 1 SACKed, sent long after PSN 0: PSN 0 is lost, and resent */
 	sack_rcvd(&f, 0xFFFFFF, 2, 0x1, 1);
 	ASSERT_EQ(1, qc(&f).losses);
