@@ -16,6 +16,8 @@ PKGS=(
 	tshark python3 valgrind iproute2 nftables procps
 	# the libfabric provider (lib/fabric), fi_pingpong, Open MPI over it
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
+	# scripts/bench/fabric_steps.sh: its PNG plots
+	gnuplot-nox
 )
 
 SUDO=""

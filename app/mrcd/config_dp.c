@@ -12,6 +12,7 @@ static_assert(MRCD_MAX_LCORES <= MRCD_DP_MAX_WORKERS, "every configured lcore ru
 static_assert(MRCD_NAME_MAX <= MRCD_DP_NAME_MAX, "port names are not cut");
 static_assert(MRCD_DEVARGS_MAX <= MRCD_DP_DEVARGS_MAX, "device arguments are not cut");
 static_assert(MRCD_SRV6_MAX_USIDS <= MRCD_SRV6_USIDS, "every uSID of a template fits a row");
+static_assert(MRCD_MAX_ROUTES <= MRCD_DP_MAX_ROUTES, "every configured route fits the datapath");
 
 enum mrcd_fault_dir mrcd_fault_dir_of(enum mrcd_ctl_dir d)
 {
@@ -42,6 +43,13 @@ static void port_of(const struct mrcd_port_config *pc, struct mrcd_dp_port_confi
 	memcpy(d->mac, pc->mac, 6);
 	d->ipv4 = prefix_of(&pc->ipv4);
 	d->ipv6 = prefix_of(&pc->ipv6);
+	d->gw4 = pc->gateway;
+	d->gw6 = pc->gateway6;
+	for (unsigned k = 0; k < pc->n_routes; k++) {
+		d->routes[k].prefix = prefix_of(&pc->routes[k].prefix);
+		d->routes[k].via = pc->routes[k].via;
+	}
+	d->n_routes = pc->n_routes;
 	d->mtu = pc->mtu;
 	d->udp_checksum = pc->udp_checksum;
 }

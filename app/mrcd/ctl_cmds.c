@@ -109,6 +109,20 @@ static int port_ref(struct mrcd_ctl_call *x, const struct mrcd_ctl_port *p)
 	return i;
 }
 
+/* "gateway": its address ("" when none), "gateway_state" as the neighbour
+ * table has it ("-" before it was asked for), "gateway_mac". */
+static void gw_json(json_t *o, const char *key, const struct mrcd_dp_gw *g)
+{
+	char k[32];
+
+	json_object_set_new(o, key, ip_json(&g->ip));
+	snprintf(k, sizeof(k), "%s_state", key);
+	json_object_set_new(o, k, json_string(g->ip.family ? mrcd_neigh_state_name(g->state) : "-"));
+	snprintf(k, sizeof(k), "%s_mac", key);
+	json_object_set_new(o, k, g->state == MRCD_NEIGH_REACHABLE || g->state == MRCD_NEIGH_STATIC ?
+				  mac_json(g->mac) : json_string(""));
+}
+
 static json_t *port_json(const struct mrcd_dp_port_status *p, unsigned i)
 {
 	json_t *o = json_object();
@@ -122,6 +136,10 @@ static json_t *port_json(const struct mrcd_dp_port_status *p, unsigned i)
 	set_u64(o, "mtu", p->mtu);
 	json_object_set_new(o, "link", json_string(p->link_up ? "up" : "down"));
 	json_object_set_new(o, "admin", json_string(p->admin_up ? "up" : "down"));
+	json_object_set_new(o, "engine", json_string(p->engine_up ? "up" : "down"));
+	gw_json(o, "gateway", &p->gw4);
+	gw_json(o, "gateway6", &p->gw6);
+	set_u64(o, "routes", p->n_routes);
 	set_u64(o, "speed_mbps", p->speed_mbps);
 #define X(n, d) set_u64(o, #n, p->c.n);
 	MRCD_DP_PORT_COUNTERS(X)
@@ -316,6 +334,40 @@ static void cmd_ports(struct mrcd_ctl_call *x)
 	x->result = a;
 }
 
+static void cmd_neighbours(struct mrcd_ctl_call *x)
+{
+	unsigned max = MRCD_NEIGH_TABLE_ENTRIES, n;
+	struct mrcd_neigh_entry *e = calloc(max, sizeof(*e));
+	unsigned worker = mrcd_dp_worker_index(x->w);
+	json_t *a;
+
+	if (!e) {
+		fail(x, -ENOMEM, "out of memory");
+		return;
+	}
+	n = mrcd_dp_neighbours(x->w, e, max);
+	a = json_array();
+	for (unsigned k = 0; k < n; k++) {
+		json_t *o = json_object();
+		struct mrcp_ip ip = { .family = e[k].family };
+		const char *port = e[k].port < 0 ? "*" : mrcd_dp_port_name(x->w, (unsigned)e[k].port);
+
+		memcpy(ip.a, e[k].ip, 16);
+		set_u64(o, "worker", worker);
+		json_object_set_new(o, "port", json_string(port ? port : "?"));
+		json_object_set_new(o, "ip", ip_json(&ip));
+		json_object_set_new(o, "mac", e[k].state == MRCD_NEIGH_REACHABLE ||
+					      e[k].state == MRCD_NEIGH_STATIC ? mac_json(e[k].mac) : json_string(""));
+		json_object_set_new(o, "state", json_string(mrcd_neigh_state_name(e[k].state)));
+		json_object_set_new(o, "role", json_string(mrcd_neigh_role_name(e[k].role)));
+		json_object_set_new(o, "age_s", e[k].state == MRCD_NEIGH_STATIC ? json_null() :
+					json_real((double)(x->now - e[k].updated_ns) / 1e9));
+		json_array_append_new(a, o);
+	}
+	free(e);
+	x->result = a;
+}
+
 static void cmd_lcores(struct mrcd_ctl_call *x)
 {
 	struct mrcd_dp_status *st = status_of(x);
@@ -424,6 +476,18 @@ static void cmd_counters(struct mrcd_ctl_call *x)
 	MRCD_DP_WORKER_COUNTERS(X)
 #undef X
 	json_object_set_new(o, "worker", w);
+	json_t *cq = json_object(), *cev = json_object();
+
+	set_u64(cq, "qps", st->closed.qps);
+	set_u64(cq, "evs_moved", st->closed.evs_moved);
+#define X(n, d) set_u64(cq, #n, st->closed.qp.n);
+	MRCP_QP_COUNTERS(X)
+#undef X
+#define X(n, d) set_u64(cev, #n, st->closed.ev.n);
+	MRCP_EV_COUNTERS(X)
+#undef X
+	json_object_set_new(cq, "ev", cev);
+	json_object_set_new(o, "closed_qps", cq);
 	free(st);
 	x->result = o;
 }

@@ -18,6 +18,8 @@ static const char two_ports[] =
 	"    devargs: net_memif0,role=server\n"
 	"    mac: 02:aa:bb:cc:dd:01\n"
 	"    ipv6: fd00:a::1/64\n"
+	"    gateway6: 'fe80::fe'\n"
+	"    routes: [{prefix: 'fd00:c::/48', via: 'fd00:a::fd'}]\n"
 	"    mtu: 9000\n"
 	"    speed_gbps: 25\n"
 	"    udp_checksum: yes\n"
@@ -78,8 +80,17 @@ TEST(config_dp, ports_lcores_family)
 	ASSERT_TRUE(d.ports[0].udp_checksum);
 	ASSERT_FALSE(d.ports[1].has_mac);
 	ASSERT_EQ(c.ports[1].mtu, d.ports[1].mtu);
-	ASSERT_EQ(0, d.ports[1].gw4.family); /* no gateways in the configuration yet */
+	ASSERT_EQ(0, d.ports[0].gw4.family);
+	ASSERT_EQ(6, d.ports[0].gw6.family);
+	ASSERT_MEMEQ(c.ports[0].gateway6.a, d.ports[0].gw6.a, 16);
+	ASSERT_EQ(1u, d.ports[0].n_routes);
+	ASSERT_EQ(6, d.ports[0].routes[0].prefix.ip.family);
+	ASSERT_EQ(48, d.ports[0].routes[0].prefix.len);
+	ASSERT_MEMEQ(c.ports[0].routes[0].prefix.ip.a, d.ports[0].routes[0].prefix.ip.a, 16);
+	ASSERT_MEMEQ(c.ports[0].routes[0].via.a, d.ports[0].routes[0].via.a, 16);
+	ASSERT_EQ(0, d.ports[1].gw4.family); /* port b: every destination on the link */
 	ASSERT_EQ(0, d.ports[1].gw6.family);
+	ASSERT_EQ(0u, d.ports[1].n_routes);
 	ASSERT_EQ(2u, d.n_workers);
 	ASSERT_EQ(3, d.lcores[0]);
 	ASSERT_EQ(1, d.lcores[1]);

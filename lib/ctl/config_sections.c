@@ -87,6 +87,78 @@ static int port_ipv6(struct ctx *c, const yaml_node_t *v, void *base)
 	return cfg_get_addr(c, v, 6, true, &((struct mrcd_port_config *)base)->ipv6);
 }
 
+static int port_gateway(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	struct mrcd_prefix a;
+
+	if (cfg_get_addr(c, v, 4, false, &a) != 0)
+		return -EINVAL;
+	((struct mrcd_port_config *)base)->gateway = a.ip;
+	return 0;
+}
+
+static int port_gateway6(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	struct mrcd_prefix a;
+
+	if (cfg_get_addr(c, v, 6, false, &a) != 0)
+		return -EINVAL;
+	((struct mrcd_port_config *)base)->gateway6 = a.ip;
+	return 0;
+}
+
+/* ports[i].routes[j]: the checks against the port's addresses are
+ * mrcd_config.c's (the keys of a port come in any order). */
+static int route_prefix(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	const char *s = cfg_scalar(c, v, "an address with a /prefix");
+	size_t n = s != NULL ? strlen(s) : 0;
+
+	if (s == NULL)
+		return -EINVAL;
+	if (n >= 2 && strcmp(s + n - 2, "/0") == 0)
+		return cfg_fail(c, v, "\"%s\" is a default route: that is the port's gateway (or gateway6)", s);
+	return cfg_get_addr(c, v, 0, true, &((struct mrcd_route *)base)->prefix);
+}
+
+static int route_via(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	struct mrcd_prefix a;
+
+	if (cfg_get_addr(c, v, 0, false, &a) != 0)
+		return -EINVAL;
+	((struct mrcd_route *)base)->via = a.ip;
+	return 0;
+}
+
+static int port_routes(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	static const struct field f[] = {
+		FLD_FN_REQ("prefix", route_prefix),
+		FLD_FN_REQ("via", route_via),
+	};
+	struct mrcd_port_config *p = base;
+	int n = cfg_list_len(c, v);
+
+	if (n < 0)
+		return n;
+	if (n > MRCD_MAX_ROUTES)
+		return cfg_fail(c, v, "%d routes given, at most %d per port", n, MRCD_MAX_ROUTES);
+	for (int i = 0; i < n; i++) {
+		const yaml_node_t *it = cfg_list_item(c, v, i);
+		size_t old = cfg_push_idx(c, (unsigned)i);
+		int rc;
+
+		cfg_record_line(c, cfg_node_line(it));
+		rc = PARSE_MAP(c, it, f, &p->routes[i]);
+		cfg_pop(c, old);
+		if (rc != 0)
+			return rc;
+		p->n_routes++;
+	}
+	return 0;
+}
+
 static int port_devargs(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	struct mrcd_port_config *p = base;
@@ -109,6 +181,9 @@ static int sec_ports(struct ctx *c, const yaml_node_t *v, void *base)
 		FLD_FN("mac", port_mac),
 		FLD_FN("ipv4", port_ipv4),
 		FLD_FN("ipv6", port_ipv6),
+		FLD_FN("gateway", port_gateway),
+		FLD_FN("gateway6", port_gateway6),
+		FLD_FN("routes", port_routes),
 		FLD_UINT("mtu", struct mrcd_port_config, mtu, 576, 16128),
 		FLD_UINT("speed_gbps", struct mrcd_port_config, speed_gbps, 1, 1600),
 		FLD_BOOL("udp_checksum", struct mrcd_port_config, udp_checksum),

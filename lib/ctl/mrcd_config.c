@@ -111,6 +111,131 @@ unsigned mrcd_config_frame_overhead(const struct mrcd_config *c)
 	return mrcd_config_family(c) == 6 ? 88 + 4 : 68 + 4;
 }
 
+/* ---- routed next hops (ports[i].gateway, gateway6, routes) ------------------- */
+
+static bool prefix_holds(const uint8_t *net, unsigned plen, const uint8_t *a)
+{
+	unsigned full = plen / 8, rest = plen % 8;
+
+	if (memcmp(net, a, full) != 0)
+		return false;
+	return rest == 0 || ((net[full] ^ a[full]) & (uint8_t)(0xff << (8 - rest))) == 0;
+}
+
+static const char *ip_txt(const struct mrcp_ip *ip, char *b, size_t cap)
+{
+	if (inet_ntop(ip->family == 4 ? AF_INET : AF_INET6, ip->a, b, (socklen_t)cap) == NULL)
+		snprintf(b, cap, "?");
+	return b;
+}
+
+static const char *prefix_txt(const struct mrcd_prefix *p, char *b, size_t cap)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	snprintf(b, cap, "%s/%u", ip_txt(&p->ip, a, sizeof(a)), p->len);
+	return b;
+}
+
+/* The network of @p: its address with the host bits cleared. */
+static struct mrcd_prefix net_of(const struct mrcd_prefix *p)
+{
+	struct mrcd_prefix n = *p;
+	unsigned nb = p->ip.family == 4 ? 4 : 16;
+
+	for (unsigned b = p->len; b < nb * 8; b++)
+		n.ip.a[b / 8] &= (uint8_t)~(0x80u >> (b % 8));
+	return n;
+}
+
+/* A next hop (@a at key @path) of port @i must be a neighbour on the
+ * port's link: on its subnet (IPv6: or link-local), not its own address, and
+ * (IPv4, /30 and wider) not the subnet's network or broadcast address. */
+static int check_next_hop(struct ctx *c, const char *path, unsigned i,
+			  const struct mrcd_port_config *p, const struct mrcp_ip *a)
+{
+	const struct mrcd_prefix *own = a->family == 4 ? &p->ipv4 : &p->ipv6;
+	const char *key = a->family == 4 ? "ipv4" : "ipv6";
+	char at[INET6_ADDRSTRLEN], sub[INET6_ADDRSTRLEN + 8];
+	struct mrcd_prefix net = net_of(own);
+	bool ll = a->family == 6 && a->a[0] == 0xfe && (a->a[1] & 0xc0) == 0x80;
+
+	ip_txt(a, at, sizeof(at));
+	if (own->ip.family != a->family)
+		return cfg_fail_at(c, path, NULL, "%s: ports[%u] has no %s address, so no subnet for a "
+				   "next hop to be on", at, i, key);
+	if (own->len == 0)
+		return cfg_fail_at(c, path, NULL, "%s: ports[%u].%s is a /0, which puts every destination "
+				   "on the link: a next hop would never be used", at, i, key);
+	if (memcmp(a->a, own->ip.a, a->family == 4 ? 4 : 16) == 0)
+		return cfg_fail_at(c, path, NULL, "%s is the port's own address", at);
+	if (ll)
+		return 0;
+	if (!prefix_holds(own->ip.a, own->len, a->a))
+		return cfg_fail_at(c, path, NULL, "%s is not on the port's subnet %s: a next hop must be "
+				   "on the link%s", at, prefix_txt(&net, sub, sizeof(sub)),
+				   a->family == 6 ? " (on the prefix, or link-local)" : "");
+	if (a->family == 4 && own->len <= 30) {
+		uint32_t host = ~0u >> own->len, v = ((uint32_t)a->a[0] << 24) | ((uint32_t)a->a[1] << 16) |
+						    ((uint32_t)a->a[2] << 8) | a->a[3];
+
+		if ((v & host) == 0 || (v & host) == host)
+			return cfg_fail_at(c, path, NULL, "%s is the %s address of %s", at,
+					   (v & host) == 0 ? "network" : "broadcast",
+					   prefix_txt(&net, sub, sizeof(sub)));
+	}
+	return 0;
+}
+
+static int check_routes(struct ctx *c, unsigned i, const struct mrcd_port_config *p)
+{
+	char path[96], a[INET6_ADDRSTRLEN + 8], b[INET6_ADDRSTRLEN + 8];
+	int rc;
+
+	if (p->gateway.family == 4) {
+		snprintf(path, sizeof(path), "ports[%u].gateway", i);
+		if ((rc = check_next_hop(c, path, i, p, &p->gateway)) != 0)
+			return rc;
+	}
+	if (p->gateway6.family == 6) {
+		snprintf(path, sizeof(path), "ports[%u].gateway6", i);
+		if ((rc = check_next_hop(c, path, i, p, &p->gateway6)) != 0)
+			return rc;
+	}
+	for (unsigned j = 0; j < p->n_routes; j++) {
+		const struct mrcd_route *r = &p->routes[j];
+		const struct mrcd_prefix *own = r->prefix.ip.family == 4 ? &p->ipv4 : &p->ipv6;
+		unsigned nb = r->prefix.ip.family == 4 ? 4 : 16;
+		struct mrcd_prefix np = net_of(&r->prefix), onet = net_of(own);
+
+		snprintf(path, sizeof(path), "ports[%u].routes[%u].prefix", i, j);
+		if (memcmp(np.ip.a, r->prefix.ip.a, nb) != 0)
+			return cfg_fail_at(c, path, NULL, "%s has bits set past the prefix length (the "
+					   "network is %s)", prefix_txt(&r->prefix, a, sizeof(a)),
+					   prefix_txt(&np, b, sizeof(b)));
+		if (own->ip.family == r->prefix.ip.family && r->prefix.len >= own->len &&
+		    prefix_holds(own->ip.a, own->len, r->prefix.ip.a))
+			return cfg_fail_at(c, path, NULL, "%s is inside the port's own subnet %s, which is on "
+					   "the link", prefix_txt(&r->prefix, a, sizeof(a)),
+					   prefix_txt(&onet, b, sizeof(b)));
+		for (unsigned k = 0; k < j; k++) {
+			const struct mrcd_route *q = &p->routes[k];
+
+			if (q->prefix.ip.family == r->prefix.ip.family && q->prefix.len == r->prefix.len &&
+			    memcmp(q->prefix.ip.a, r->prefix.ip.a, nb) == 0)
+				return cfg_fail_at(c, path, NULL, "duplicate route %s (also routes[%u])",
+						   prefix_txt(&r->prefix, a, sizeof(a)), k);
+		}
+		snprintf(path, sizeof(path), "ports[%u].routes[%u].via", i, j);
+		if (r->via.family != r->prefix.ip.family)
+			return cfg_fail_at(c, path, NULL, "%s is IPv%u, the prefix is IPv%u",
+					   ip_txt(&r->via, a, sizeof(a)), r->via.family, r->prefix.ip.family);
+		if ((rc = check_next_hop(c, path, i, p, &r->via)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int validate(struct ctx *c, struct mrcd_config *cfg)
 {
 	char path[96], other[96];
@@ -148,6 +273,12 @@ static int validate(struct ctx *c, struct mrcd_config *cfg)
 			return cfg_fail_at(c, path, other, "missing: ports[%u] has no ipv6 address, so every plane "
 				       "runs IPv4 and needs an ipv4 address", k);
 		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		int rc = check_routes(c, i, &cfg->ports[i]);
+
+		if (rc != 0)
+			return rc;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		struct mrcd_port_config *p = &cfg->ports[i];

@@ -30,11 +30,18 @@
 #define MRCD_MAX_LCORES 4             /* worker lcores: one engine each, D63 (MRCP_SHARDS) */
 #define MRCD_LCORE_ID_MAX 1023        /* highest lcore id accepted */
 #define MRCD_SRV6_MAX_USIDS 6         /* uSIDs in an F3216 DA (§2.3) */
+#define MRCD_MAX_ROUTES 16            /* static routes per port */
 
 /** An interface address with its prefix length; family 0 = not configured. */
 struct mrcd_prefix {
 	struct mrcp_ip ip;        /**< family 4 or 6, network byte order */
 	uint8_t len;              /**< prefix length, bits: 0..32 (v4), 0..128 (v6) */
+};
+
+/** A static route of one port: destinations in @prefix go to @via. */
+struct mrcd_route {
+	struct mrcd_prefix prefix; /**< network address (no host bits) and length, 1.. */
+	struct mrcp_ip via;        /**< next hop, on the port's link; same family */
 };
 
 /** One DPDK port = one plane (D49). */
@@ -47,6 +54,13 @@ struct mrcd_port_config {
 	uint8_t mac[6];           /**< unicast MAC to set on the port */
 	struct mrcd_prefix ipv4;  /**< family 0 if absent */
 	struct mrcd_prefix ipv6;  /**< family 0 if absent */
+	struct mrcp_ip gateway;   /**< IPv4 next hop for destinations off the
+				       ipv4 subnet (family 0: none) */
+	struct mrcp_ip gateway6;  /**< IPv6 next hop for destinations off the
+				       ipv6 prefix: link-local or on the prefix */
+	struct mrcd_route routes[MRCD_MAX_ROUTES]; /**< static routes, tried
+				       before the gateway, longest prefix first */
+	unsigned n_routes;
 	uint16_t mtu;             /**< L3 (IP) MTU of the port, bytes; when not
 				       configured, the smallest that carries
 				       transport.mtu (see mrcd_config_frame_overhead) */

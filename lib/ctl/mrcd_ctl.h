@@ -79,7 +79,8 @@ enum mrcd_ctl_combine {
 #define MRCD_CTL_CMDS(X)                                                        \
 	X(VERSION, version, none, DAEMON, ONE, "protocol and daemon versions")  \
 	X(STATUS, status, none, ALL, STATUS, "daemon summary: uptime, ports, QPs, lcores") \
-	X(PORTS, ports, none, ALL, PORTS, "every port (plane): link, addresses, counters") \
+	X(PORTS, ports, none, ALL, PORTS, "every port (plane): link, addresses, gateways, counters") \
+	X(NEIGHBOURS, neighbours, none, ALL, LIST, "every worker's neighbour table: next hops, gateways, state") \
 	X(LCORES, lcores, none, ALL, LIST, "worker lcores: loops, idle time, queues") \
 	X(QPS, qps, none, ALL, LIST, "every QP, one line each")                 \
 	X(QP, qp, qp, QPN, ONE, "one QP in full: args {qpn}")                   \

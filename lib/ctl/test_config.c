@@ -281,6 +281,11 @@ static const char all_keys[] =
 	"    mac: 02:aa:bb:cc:dd:01\n"
 	"    ipv4: 192.168.1.1/24\n"
 	"    ipv6: fd00:a::1/64\n"
+	"    gateway: 192.168.1.254\n"
+	"    gateway6: 'fe80::1'\n"
+	"    routes:\n"
+	"      - {prefix: 10.20.0.0/16, via: 192.168.1.253}\n"
+	"      - {prefix: 'fd00:c::/48', via: 'fd00:a::fe'}\n"
 	"    mtu: 9000\n"
 	"    speed_gbps: 25\n"
 	"    udp_checksum: yes\n"
@@ -376,6 +381,20 @@ TEST(config, all_keys__parsed_into_their_fields)
 	ASSERT_EQ(9000, c.ports[0].mtu);
 	ASSERT_EQ(25u, c.ports[0].speed_gbps);
 	ASSERT_TRUE(c.ports[0].udp_checksum);
+	ASSERT_EQ(4, c.ports[0].gateway.family);
+	ASSERT_EQ(254, c.ports[0].gateway.a[3]);
+	ASSERT_EQ(6, c.ports[0].gateway6.family);
+	ASSERT_EQ(0xfe, c.ports[0].gateway6.a[0]);
+	ASSERT_EQ(1, c.ports[0].gateway6.a[15]);
+	ASSERT_EQ(2u, c.ports[0].n_routes);
+	ASSERT_EQ(4, c.ports[0].routes[0].prefix.ip.family);
+	ASSERT_EQ(16, c.ports[0].routes[0].prefix.len);
+	ASSERT_EQ(20, c.ports[0].routes[0].prefix.ip.a[1]);
+	ASSERT_EQ(253, c.ports[0].routes[0].via.a[3]);
+	ASSERT_EQ(6, c.ports[0].routes[1].via.family);
+	ASSERT_EQ(48, c.ports[0].routes[1].prefix.len);
+	ASSERT_EQ(0, c.ports[1].gateway.family);
+	ASSERT_EQ(0u, c.ports[1].n_routes);
 	ASSERT_EQ(1024 + 132, c.ports[1].mtu);       /* SRv6 overhead */
 	ASSERT_EQ(2u, c.n_neighbours);
 	ASSERT_EQ(0, c.neighbours[0].port);

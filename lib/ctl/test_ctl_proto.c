@@ -359,7 +359,7 @@ TEST(ctl, parse__not_nul_terminated)
 TEST(ctl, parse__every_argless_command)
 {
 	static const enum mrcd_ctl_cmd argless[] = {
-		MRCD_CTL_VERSION, MRCD_CTL_STATUS, MRCD_CTL_PORTS, MRCD_CTL_LCORES,
+		MRCD_CTL_VERSION, MRCD_CTL_STATUS, MRCD_CTL_PORTS, MRCD_CTL_NEIGHBOURS, MRCD_CTL_LCORES,
 		MRCD_CTL_QPS, MRCD_CTL_COUNTERS, MRCD_CTL_FAULTS, MRCD_CTL_PROBES};
 
 	for (unsigned i = 0; i < sizeof(argless) / sizeof(argless[0]); i++) {

@@ -38,7 +38,7 @@ void mrcd_dp_log_init(void)
 static int neigh_setup(struct mrcd_dp *dp, char *err, size_t errlen)
 {
 	const struct mrcd_dp_config *cfg = dp->cfg;
-	int rc = mrcd_neigh_create(dp->n_ports, 1024, &dp->neigh);
+	int rc = mrcd_neigh_create(dp->n_ports, MRCD_NEIGH_TABLE_ENTRIES, &dp->neigh);
 
 	if (rc < 0) {
 		snprintf(err, errlen, "neighbour table: %s", strerror(-rc));
@@ -67,6 +67,15 @@ static int neigh_setup(struct mrcd_dp *dp, char *err, size_t errlen)
 		if (pc->gw6.family == 6) {
 			lp.has_gw6 = true;
 			memcpy(lp.gw6, pc->gw6.a, 16);
+		}
+		for (unsigned k = 0; k < pc->n_routes && k < MRCD_NEIGH_MAX_ROUTES; k++) {
+			const struct mrcd_dp_route *r = &pc->routes[k];
+			struct mrcd_l2_route *lr = &lp.routes[lp.n_routes++];
+
+			lr->family = r->prefix.ip.family;
+			lr->plen = r->prefix.len;
+			memcpy(lr->prefix, r->prefix.ip.a, lr->family == 4 ? 4 : 16);
+			memcpy(lr->via, r->via.a, lr->family == 4 ? 4 : 16);
 		}
 		rc = mrcd_neigh_set_port(dp->neigh, i, &lp);
 		if (rc < 0) {
@@ -439,6 +448,28 @@ unsigned mrcd_dp_qps(struct mrcd_dp *w, uint32_t *qpns, unsigned max)
 	return n;
 }
 
+void mrcd__qp_closing(struct mrcd_dp *dp, uint32_t qpn)
+{
+	struct mrcd_dp_closed_qps *t = &dp->closed;
+	const struct mrcp_ev_set *evs = mrcp_qp_evs(dp->eng, qpn);
+	struct mrcp_qp_info qi;
+
+	if (mrcp_qp_info(dp->eng, qpn, &qi) < 0)
+		return;
+	t->qps++;
+#define X(n, d) t->qp.n += qi.c.n;
+	MRCP_QP_COUNTERS(X)
+#undef X
+	for (unsigned k = 0; evs && k < evs->n_evs; k++) {
+		const struct mrcp_ev_counters *c = &evs->evs[k].c;
+
+#define X(n, d) t->ev.n += c->n;
+		MRCP_EV_COUNTERS(X)
+#undef X
+		t->evs_moved += c->transitions > 0;
+	}
+}
+
 void mrcd_dp_status(struct mrcd_dp *w, struct mrcd_dp_status *out)
 {
 	uint64_t first;
@@ -456,6 +487,7 @@ void mrcd_dp_status(struct mrcd_dp *w, struct mrcd_dp_status *out)
 	out->n_qps = mrcd_dp_qp_count(w);
 	out->n_clients = mrcd__client_count(w);
 	out->c = w->wc;
+	out->closed = w->closed;
 	out->n_peers = w->n_peers;
 	memcpy(out->peers, w->peers, w->n_peers * sizeof(w->peers[0]));
 	out->n_probes = w->n_probes;
@@ -463,6 +495,27 @@ void mrcd_dp_status(struct mrcd_dp *w, struct mrcd_dp_status *out)
 	first = w->n_probes - out->n_recent;
 	for (unsigned k = 0; k < out->n_recent; k++)
 		out->recent[k] = w->probes[(first + k) % MRCD_DP_PROBES];
+}
+
+static void gw_status(struct mrcd_dp *w, unsigned port, const struct mrcp_ip *ip,
+		      struct mrcd_dp_gw *out)
+{
+	struct mrcd_neigh_entry e;
+
+	memset(out, 0, sizeof(*out));
+	if (ip->family != 4 && ip->family != 6)
+		return;
+	out->ip = *ip;
+	if (mrcd_neigh_lookup(w->neigh, port, ip->family, ip->a, &e) == 0) {
+		out->state = e.state;
+		memcpy(out->mac, e.mac, 6);
+		out->updated_ns = e.updated_ns;
+	}
+}
+
+unsigned mrcd_dp_neighbours(struct mrcd_dp *w, struct mrcd_neigh_entry *out, unsigned max)
+{
+	return mrcd_neigh_list(w->neigh, out, max);
 }
 
 int mrcd_dp_port_status(struct mrcd_dp *w, unsigned port, struct mrcd_dp_port_status *out)
@@ -484,6 +537,10 @@ int mrcd_dp_port_status(struct mrcd_dp *w, unsigned port, struct mrcd_dp_port_st
 	out->link_up = p->link_up;
 	out->admin_up = p->admin_up;
 	out->engine_up = p->engine_up;
+	out->gw_failed = p->gw_failed;
+	gw_status(w, port, &pc->gw4, &out->gw4);
+	gw_status(w, port, &pc->gw6, &out->gw6);
+	out->n_routes = pc->n_routes;
 	out->speed_mbps = p->link_speed_mbps;
 	out->c = p->c;
 	mrcd_fault_counters_get(w->faults, (uint8_t)port, &out->fault);

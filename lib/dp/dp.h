@@ -34,6 +34,7 @@
 #define MRCD_DP_PROBES 64 /* EV probe results kept per worker (mrcctl probes) */
 #define MRCD_DP_PEERS 16  /* peers whose port-status mask a worker keeps */
 #define MRCD_DP_MAX_OWNERS 256 /* QPs with an owner (mrcd_dp_own_qp), per worker */
+#define MRCD_NEIGH_TABLE_ENTRIES 1024 /* each worker's neighbour table (dp_neigh.h) */
 
 /* Per-port datapath counters: X(name, description). */
 #define MRCD_DP_PORT_COUNTERS(X)                                               \
@@ -57,7 +58,8 @@
 	X(tx_no_mbuf, "MRC packets dropped: mbuf pool empty")                  \
 	X(tx_build_err, "MRC packets dropped: frame build failed")             \
 	X(fault_delayq_full, "fault stage: packets dropped, delay queue full") \
-	X(link_changes, "link state changes seen")
+	X(link_changes, "link state changes seen")                             \
+	X(gw_down, "times the gateway went FAILED (the port down for the engine)")
 
 struct mrcd_dp_port_counters {
 #define X(n, d) uint64_t n;
@@ -108,6 +110,16 @@ struct mrcd_dp_peer {
 	unsigned updates;          /**< updates seen */
 };
 
+/** What the QPs a worker destroyed had done, summed as each was destroyed
+ *  (their own counters go with them): the per-path record of a benchmark
+ *  whose clients come and go. */
+struct mrcd_dp_closed_qps {
+	uint64_t qps;               /**< QPs destroyed */
+	uint64_t evs_moved;         /**< of their EVs, those that ever changed state */
+	struct mrcp_qp_counters qp; /**< their counters, summed */
+	struct mrcp_ev_counters ev; /**< their EVs' counters, summed */
+};
+
 /** A snapshot of one worker (mrcd_dp_status). */
 struct mrcd_dp_status {
 	unsigned worker;           /**< index = engine shard = queue id */
@@ -121,11 +133,20 @@ struct mrcd_dp_status {
 	unsigned n_qps;            /**< QPs with an owner (sessions, selftests) */
 	unsigned n_clients;        /**< client sessions it serves */
 	struct mrcd_dp_worker_counters c;
+	struct mrcd_dp_closed_qps closed; /**< QPs destroyed so far */
 	unsigned n_peers;
 	struct mrcd_dp_peer peers[MRCD_DP_PEERS]; /**< in the order first heard */
 	uint64_t n_probes;         /**< probe results recorded in total */
 	unsigned n_recent;         /**< min(n_probes, MRCD_DP_PROBES) */
 	struct mrcd_dp_probe recent[MRCD_DP_PROBES]; /**< the latest, oldest first */
+};
+
+/** A port's gateway as one worker's neighbour table holds it. */
+struct mrcd_dp_gw {
+	struct mrcp_ip ip;         /**< family 0: none configured */
+	enum mrcd_neigh_state state; /**< 0: no entry yet */
+	uint8_t mac[6];            /**< zero unless REACHABLE or STATIC */
+	uint64_t updated_ns;       /**< last confirmation or state change, ns */
 };
 
 /** A snapshot of one port as one worker sees it (mrcd_dp_port_status). */
@@ -138,6 +159,10 @@ struct mrcd_dp_port_status {
 	bool link_up;              /**< as DPDK last reported (worker 0 polls it) */
 	bool admin_up;             /**< mrcd_dp_port_admin */
 	bool engine_up;            /**< what the engine was last told */
+	bool gw_failed;            /**< the gateway of the planes' family is FAILED:
+				    *   the port is down for the engine */
+	struct mrcd_dp_gw gw4, gw6; /**< the configured gateways */
+	unsigned n_routes;         /**< static routes configured */
 	uint32_t speed_mbps;       /**< as DPDK reports it */
 	struct mrcd_dp_port_counters c;     /**< this worker's queue of the port */
 	struct mrcd_fault_counters fault;   /**< this worker's fault stage */
@@ -218,6 +243,9 @@ struct mrcd_fault_stage *mrcd_dp_faults(struct mrcd_dp *w);
 void mrcd_dp_status(struct mrcd_dp *w, struct mrcd_dp_status *out);
 /** Snapshot port @port (0-based) as worker @w sees it. @return 0, -ENOENT. */
 int mrcd_dp_port_status(struct mrcd_dp *w, unsigned port, struct mrcd_dp_port_status *out);
+/** Copy up to @max entries of worker @w's neighbour table (dp_neigh.h).
+ *  @return entries written. */
+unsigned mrcd_dp_neighbours(struct mrcd_dp *w, struct mrcd_neigh_entry *out, unsigned max);
 /** The QPNs with an owner on @w, in a stable order. @return how many (at most @max). */
 unsigned mrcd_dp_qps(struct mrcd_dp *w, uint32_t *qpns, unsigned max);
 /** Port admin state (0-based index); the engine learns it at once.

@@ -633,6 +633,7 @@ int mrcd_client_qp_destroy(struct mrcd_dp *dp, struct mrcd_client *c, uint32_t q
 		if (c->qpns[i] == qpn) {
 			/* flushed sends come back through on_wc (still owned):
 			 * the client sees FLUSH_ERR for each, and the slots free */
+			mrcd__qp_closing(dp, qpn);
 			mrcp_qp_destroy(dp->eng, qpn, now);
 			mrcd_dp_drain_cq(dp); /* now, while the QP still has its owner */
 			mrcd_dp_disown_qp(dp, qpn);

@@ -24,11 +24,19 @@
 #define MRCD_DP_MAX_WORKERS MRCP_SHARDS   /* one engine per worker lcore (D63) */
 #define MRCD_DP_NAME_MAX 32               /* port names, incl. NUL */
 #define MRCD_DP_DEVARGS_MAX 256           /* DPDK device argument string, incl. NUL */
+#define MRCD_DP_MAX_ROUTES 16             /* static routes per port (dp_neigh.h) */
 
 /** An interface address with its prefix length; ip.family 0 = none. */
 struct mrcd_dp_prefix {
 	struct mrcp_ip ip;        /**< family 4 or 6, network byte order */
 	uint8_t len;              /**< prefix length, bits: 0..32 (v4), 0..128 (v6) */
+};
+
+/** A static route: destinations in @prefix are sent to @via, a router on
+ *  the port's link (the neighbour table resolves its MAC, dp_neigh.h). */
+struct mrcd_dp_route {
+	struct mrcd_dp_prefix prefix; /**< network address and length */
+	struct mrcp_ip via;       /**< next hop, same family as the prefix */
 };
 
 /** One DPDK port = one plane (D49). */
@@ -39,7 +47,10 @@ struct mrcd_dp_port_config {
 	uint8_t mac[6];
 	struct mrcd_dp_prefix ipv4, ipv6; /**< our addresses (family 0: none) */
 	struct mrcp_ip gw4, gw6;  /**< next hop for off-prefix destinations
-				   *   (family 0: none, every destination on-link) */
+				   *   without a route (family 0: none) */
+	struct mrcd_dp_route routes[MRCD_DP_MAX_ROUTES]; /**< static routes,
+				   *   longest prefix first, before the gateway */
+	unsigned n_routes;        /**< 0..MRCD_DP_MAX_ROUTES */
 	uint16_t mtu;             /**< L3 (IP) MTU, bytes */
 	bool udp_checksum;        /**< compute the UDP checksum on IPv6 (D2) */
 };

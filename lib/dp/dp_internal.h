@@ -50,9 +50,13 @@ struct mrcd_dp_port {
 	int socket;                /**< NUMA socket of the device */
 	struct rte_mempool *pool;  /**< mbufs for this port's socket */
 	bool started;              /**< rte_eth_dev_start succeeded (worker 0) */
+	bool tx_multi_seg;         /**< the device sends chained mbufs
+				    *   (RTE_ETH_TX_OFFLOAD_MULTI_SEGS): zero-copy
+				    *   transmit may be used; net_af_xdp cannot */
 	bool link_up;              /**< as DPDK last reported */
 	bool admin_up;             /**< mrcd_dp_port_admin */
 	bool engine_up;            /**< what the engine was last told */
+	bool gw_failed;            /**< the gateway of the planes' family is FAILED */
 	uint32_t link_speed_mbps;
 	uint64_t next_link_check_ns;
 	/* TX back-pressure: frames the ring did not take, retried first */
@@ -118,6 +122,7 @@ struct mrcd_dp {
 	unsigned n_peers;
 
 	struct mrcd_dp_worker_counters wc;
+	struct mrcd_dp_closed_qps closed; /**< summed by mrcd__qp_closing */
 	void *selftests;           /**< dp_selftest.c's table */
 	void *clients;             /**< dp_client.c's session list */
 	/* before an idle sleep: false = do not sleep (e.g. a client posted) */
@@ -152,7 +157,11 @@ int mrcd__port_share(struct mrcd_dp *dp, const struct mrcd_dp *dp0, unsigned i, 
 void mrcd__port_free(struct mrcd_dp *dp, unsigned i);
 /** Drop every frame queued for transmission on @p (pending, fault-delayed). */
 void mrcd__port_drop_tx(struct mrcd_dp_port *p);
-/** Every LINK_CHECK_NS: read port @i's link and tell the engine. */
+/** Send the ARP/NDP/ICMP frame @f (@len bytes) on port @i now, on this
+ *  worker's queue (counted in tx_l2; dropped if there is no mbuf or room). */
+void mrcd__port_send_l2(struct mrcd_dp *dp, unsigned i, const uint8_t *f, size_t len);
+/** Every LINK_CHECK_NS: read port @i's link, keep its gateways and route
+ *  next hops resolved, and tell the engine. */
 void mrcd__link_check(struct mrcd_dp *dp, unsigned i, uint64_t now);
 /** Send what a full ring left over on port @i, then @b (may be NULL). */
 void mrcd__port_flush(struct mrcd_dp *dp, unsigned i, struct mrcd_txb *b);
@@ -185,6 +194,9 @@ void mrcd__rx_flush(struct mrcd_dp *dp, struct mrcd_rxb *rb, uint64_t now);
 
 /* ---- dp.c ---- */
 
+/** Add QP @qpn's counters and its EVs' to @dp->closed: call just before
+ *  mrcp_qp_destroy. */
+void mrcd__qp_closing(struct mrcd_dp *dp, uint32_t qpn);
 /** The owner of @qpn on @dp, or NULL. */
 struct mrcd_dp_qp_owner *mrcd__owner_of(struct mrcd_dp *dp, uint32_t qpn);
 

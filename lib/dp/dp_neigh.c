@@ -295,11 +295,20 @@ void mrcd_neigh_destroy(struct mrcd_neigh *n)
 	free(n);
 }
 
+static bool route_ok(const struct mrcd_l2_route *r)
+{
+	return (r->family == 4 && r->plen <= 32) || (r->family == 6 && r->plen <= 128);
+}
+
 int mrcd_neigh_set_port(struct mrcd_neigh *n, unsigned port, const struct mrcd_l2_port *p)
 {
 	if (n == NULL || p == NULL || port >= n->n_ports || !mac_is_unicast(p->mac) ||
-	    (p->has_v4 && p->v4_plen > 32) || (p->has_v6 && p->v6_plen > 128))
+	    (p->has_v4 && p->v4_plen > 32) || (p->has_v6 && p->v6_plen > 128) ||
+	    p->n_routes > MRCD_NEIGH_MAX_ROUTES)
 		return -EINVAL;
+	for (unsigned k = 0; k < p->n_routes; k++)
+		if (!route_ok(&p->routes[k]))
+			return -EINVAL;
 	struct port_state *ps = &n->ports[port];
 
 	ps->cfg = *p;
@@ -383,33 +392,30 @@ static void learn(struct mrcd_neigh *n, unsigned port, uint8_t family, const uin
 	e->updated_ns = now_ns;
 }
 
+const char *mrcd_neigh_state_name(enum mrcd_neigh_state s)
+{
+	switch (s) {
+	case MRCD_NEIGH_INCOMPLETE: return "INCOMPLETE";
+	case MRCD_NEIGH_REACHABLE: return "REACHABLE";
+	case MRCD_NEIGH_STATIC: return "STATIC";
+	case MRCD_NEIGH_FAILED: return "FAILED";
+	}
+	return "-";
+}
+
+const char *mrcd_neigh_role_name(enum mrcd_neigh_role r)
+{
+	switch (r) {
+	case MRCD_NEIGH_ROLE_HOST: return "host";
+	case MRCD_NEIGH_ROLE_GATEWAY: return "gateway";
+	case MRCD_NEIGH_ROLE_ROUTE: return "route";
+	}
+	return "?";
+}
+
 unsigned mrcd_neigh_count(const struct mrcd_neigh *n)
 {
 	return n == NULL ? 0 : n->count;
-}
-
-unsigned mrcd_neigh_list(const struct mrcd_neigh *n, struct mrcd_neigh_entry *out, unsigned max)
-{
-	unsigned k = 0;
-
-	if (n == NULL || out == NULL)
-		return 0;
-	for (uint32_t i = 0; i <= n->mask && k < max; i++) {
-		const struct entry *e = &n->slots[i];
-
-		if (!e->used)
-			continue;
-		struct mrcd_neigh_entry *o = &out[k++];
-		memset(o, 0, sizeof(*o));
-		o->port = e->port;
-		o->family = e->family;
-		memcpy(o->ip, e->ip, 16);
-		if (e->has_mac)
-			memcpy(o->mac, e->mac, 6);
-		o->state = (enum mrcd_neigh_state)e->state;
-		o->updated_ns = e->updated_ns;
-	}
-	return k;
 }
 
 static const char *const counter_names[] = {
@@ -579,38 +585,60 @@ static size_t request_put(uint8_t *f, struct port_state *ps, const struct entry 
 	return nd_put(f, ps, t, eth_dst, src, dst, ND_NS, 0, e->ip);
 }
 
-/* The next hop for @ip on @ps, or NULL if there is no route. */
-static const uint8_t *next_hop(const struct port_state *ps, uint8_t family, const uint8_t *ip)
+/* The next hop for @ip on @ps (mrcd_neigh_next_hop's order): the via, with
+ * *@hop pointing at the address, or -1 if there is no route. */
+static int next_hop(const struct port_state *ps, uint8_t family, const uint8_t *ip,
+		    const uint8_t **hop)
 {
 	const struct mrcd_l2_port *c = &ps->cfg;
+	const struct mrcd_l2_route *best = NULL;
 
-	if (family == 4) {
-		if (!c->has_v4 || prefix_match(ip, c->v4, c->v4_plen))
-			return ip;
-		return c->has_gw4 ? c->gw4 : NULL;
+	if (family == 4 ? !c->has_v4 || prefix_match(ip, c->v4, c->v4_plen)
+			: ip6_is_link_local(ip) || !c->has_v6 || prefix_match(ip, c->v6, c->v6_plen)) {
+		*hop = ip;
+		return MRCD_NEIGH_VIA_LINK;
 	}
-	if (ip6_is_link_local(ip) || !c->has_v6 || prefix_match(ip, c->v6, c->v6_plen))
-		return ip;
-	return c->has_gw6 ? c->gw6 : NULL;
+	for (unsigned k = 0; k < c->n_routes; k++) {
+		const struct mrcd_l2_route *r = &c->routes[k];
+
+		if (r->family == family && (best == NULL || r->plen > best->plen) &&
+		    prefix_match(ip, r->prefix, r->plen))
+			best = r;
+	}
+	if (best != NULL) {
+		*hop = best->via;
+		return MRCD_NEIGH_VIA_ROUTE;
+	}
+	if (family == 4 ? c->has_gw4 : c->has_gw6) {
+		*hop = family == 4 ? c->gw4 : c->gw6;
+		return MRCD_NEIGH_VIA_GATEWAY;
+	}
+	return -1;
 }
 
-int mrcd_neigh_resolve(struct mrcd_neigh *n, unsigned port, uint8_t family, const uint8_t *ip,
-		       uint64_t now_ns, uint8_t mac[6], uint8_t *req, size_t cap, size_t *req_len)
+int mrcd_neigh_next_hop(const struct mrcd_neigh *n, unsigned port, uint8_t family,
+			const uint8_t *ip, uint8_t hop[16])
 {
-	if (req_len != NULL)
-		*req_len = 0;
-	if (n == NULL || ip == NULL || mac == NULL || req == NULL || req_len == NULL ||
-	    cap < MRCD_NEIGH_REQ_MAX || port >= n->n_ports || (family != 4 && family != 6))
+	const uint8_t *h;
+	int via;
+
+	if (n == NULL || ip == NULL || hop == NULL || port >= n->n_ports ||
+	    (family != 4 && family != 6))
 		return -EINVAL;
+	if (!n->ports[port].set || (via = next_hop(&n->ports[port], family, ip, &h)) < 0)
+		return -EHOSTUNREACH;
+	key_ip16(hop, family, h);
+	return via;
+}
+
+/* The MAC of the on-link next hop @hop (the entry's state machine). */
+static int resolve_hop(struct mrcd_neigh *n, unsigned port, uint8_t family, const uint8_t *hop,
+		       uint64_t now_ns, uint8_t mac[6], uint8_t *req, size_t *req_len)
+{
 	struct port_state *ps = &n->ports[port];
-	const uint8_t *hop = ps->set ? next_hop(ps, family, ip) : NULL;
 	uint8_t ip16[16];
 	int i;
 
-	if (hop == NULL) {
-		ps->c.resolve_fail++;
-		return -EHOSTUNREACH;
-	}
 	key_ip16(ip16, family, hop);
 	if (n->n_any_static > 0 && (i = slot_find(n, -1, family, ip16)) >= 0) {
 		memcpy(mac, n->slots[i].mac, 6);
@@ -643,9 +671,8 @@ int mrcd_neigh_resolve(struct mrcd_neigh *n, unsigned port, uint8_t family, cons
 			ps->c.resolve_fail++;
 			return -EHOSTUNREACH;
 		}
-		e->state = MRCD_NEIGH_INCOMPLETE;
-		e->tries = 0;
-		e->updated_ns = now_ns;
+		/* Hold over: ask again, but it stays FAILED until it answers, so
+		 * the table, the port's gateway state and traffic agree. */
 		break;
 	default: /* INCOMPLETE */
 		break;
@@ -667,7 +694,172 @@ int mrcd_neigh_resolve(struct mrcd_neigh *n, unsigned port, uint8_t family, cons
 		e->tries++;
 		e->last_req_ns = now_ns;
 	}
+	if (e->state == MRCD_NEIGH_FAILED) {
+		ps->c.resolve_fail++;
+		return -EHOSTUNREACH;
+	}
 	return e->state == MRCD_NEIGH_REACHABLE ? 0 : -EAGAIN;
+}
+
+static bool resolve_args_ok(const struct mrcd_neigh *n, unsigned port, uint8_t family,
+			    const uint8_t *ip, const uint8_t *req, size_t cap,
+			    const size_t *req_len)
+{
+	return n != NULL && ip != NULL && req != NULL && req_len != NULL &&
+	       cap >= MRCD_NEIGH_REQ_MAX && port < n->n_ports && (family == 4 || family == 6);
+}
+
+
+int mrcd_neigh_resolve(struct mrcd_neigh *n, unsigned port, uint8_t family, const uint8_t *ip,
+		       uint64_t now_ns, uint8_t mac[6], uint8_t *req, size_t cap, size_t *req_len)
+{
+	if (req_len != NULL)
+		*req_len = 0;
+	if (mac == NULL || !resolve_args_ok(n, port, family, ip, req, cap, req_len))
+		return -EINVAL;
+	struct port_state *ps = &n->ports[port];
+	const uint8_t *hop = NULL;
+	int via = ps->set ? next_hop(ps, family, ip, &hop) : -1;
+
+	switch (via) {
+	case MRCD_NEIGH_VIA_LINK:
+		ps->c.via_link++;
+		break;
+	case MRCD_NEIGH_VIA_ROUTE:
+		ps->c.via_route++;
+		break;
+	case MRCD_NEIGH_VIA_GATEWAY:
+		ps->c.via_gateway++;
+		break;
+	default:
+		ps->c.resolve_fail++;
+		return -EHOSTUNREACH;
+	}
+	return resolve_hop(n, port, family, hop, now_ns, mac, req, req_len);
+}
+
+int mrcd_neigh_refresh(struct mrcd_neigh *n, unsigned port, uint8_t family, const uint8_t *hop,
+		       uint64_t now_ns, uint8_t mac[6], uint8_t *req, size_t cap, size_t *req_len)
+{
+	uint8_t dummy[6];
+
+	if (req_len != NULL)
+		*req_len = 0;
+	if (!resolve_args_ok(n, port, family, hop, req, cap, req_len))
+		return -EINVAL;
+	if (!n->ports[port].set) {
+		n->ports[port].c.resolve_fail++;
+		return -EHOSTUNREACH;
+	}
+	return resolve_hop(n, port, family, hop, now_ns, mac != NULL ? mac : dummy, req, req_len);
+}
+
+static bool hop_listed(const struct mrcd_neigh_hop *out, unsigned k, uint8_t family,
+		       const uint8_t *ip16)
+{
+	for (unsigned i = 0; i < k; i++)
+		if (out[i].family == family && memcmp(out[i].ip, ip16, 16) == 0)
+			return true;
+	return false;
+}
+
+unsigned mrcd_neigh_port_hops(const struct mrcd_neigh *n, unsigned port,
+			      struct mrcd_neigh_hop *out, unsigned max)
+{
+	unsigned k = 0;
+
+	if (n == NULL || out == NULL || port >= n->n_ports || !n->ports[port].set)
+		return 0;
+	const struct mrcd_l2_port *c = &n->ports[port].cfg;
+	struct mrcd_neigh_hop h;
+
+	for (unsigned i = 0; i < 2 + c->n_routes && k < max; i++) {
+		memset(&h, 0, sizeof(h));
+		if (i == 0 && c->has_gw4) {
+			h.family = 4;
+			key_ip16(h.ip, 4, c->gw4);
+			h.role = MRCD_NEIGH_ROLE_GATEWAY;
+		} else if (i == 1 && c->has_gw6) {
+			h.family = 6;
+			key_ip16(h.ip, 6, c->gw6);
+			h.role = MRCD_NEIGH_ROLE_GATEWAY;
+		} else if (i >= 2) {
+			h.family = c->routes[i - 2].family;
+			key_ip16(h.ip, h.family, c->routes[i - 2].via);
+			h.role = MRCD_NEIGH_ROLE_ROUTE;
+		} else {
+			continue;
+		}
+		if (!hop_listed(out, k, h.family, h.ip))
+			out[k++] = h;
+	}
+	return k;
+}
+
+/* What (@family, @ip16) is to @port: its gateway, a route's via, or a host. */
+static enum mrcd_neigh_role role_on(const struct mrcd_neigh *n, unsigned port, uint8_t family,
+				    const uint8_t *ip16)
+{
+	struct mrcd_neigh_hop hops[2 + MRCD_NEIGH_MAX_ROUTES];
+	unsigned k = mrcd_neigh_port_hops(n, port, hops, 2 + MRCD_NEIGH_MAX_ROUTES);
+
+	for (unsigned i = 0; i < k; i++)
+		if (hops[i].family == family && memcmp(hops[i].ip, ip16, 16) == 0)
+			return hops[i].role;
+	return MRCD_NEIGH_ROLE_HOST;
+}
+
+/* An entry as listed; its role is to its own port, or for an any-port
+ * static entry to the first port it is a router of. */
+static void entry_out(const struct mrcd_neigh *n, const struct entry *e,
+		      struct mrcd_neigh_entry *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->port = e->port;
+	o->family = e->family;
+	memcpy(o->ip, e->ip, 16);
+	if (e->has_mac)
+		memcpy(o->mac, e->mac, 6);
+	o->state = (enum mrcd_neigh_state)e->state;
+	o->updated_ns = e->updated_ns;
+	if (e->port >= 0) {
+		o->role = role_on(n, (unsigned)e->port, e->family, e->ip);
+		return;
+	}
+	for (unsigned p = 0; p < n->n_ports && o->role == MRCD_NEIGH_ROLE_HOST; p++)
+		o->role = role_on(n, p, e->family, e->ip);
+}
+
+unsigned mrcd_neigh_list(const struct mrcd_neigh *n, struct mrcd_neigh_entry *out, unsigned max)
+{
+	unsigned k = 0;
+
+	if (n == NULL || out == NULL)
+		return 0;
+	for (uint32_t i = 0; i <= n->mask && k < max; i++)
+		if (n->slots[i].used)
+			entry_out(n, &n->slots[i], &out[k++]);
+	return k;
+}
+
+int mrcd_neigh_lookup(const struct mrcd_neigh *n, unsigned port, uint8_t family,
+		      const uint8_t *ip, struct mrcd_neigh_entry *out)
+{
+	uint8_t ip16[16];
+	int i = -1;
+
+	if (n == NULL || ip == NULL || out == NULL || port >= n->n_ports ||
+	    (family != 4 && family != 6))
+		return -EINVAL;
+	key_ip16(ip16, family, ip);
+	if (n->n_any_static > 0)
+		i = slot_find(n, -1, family, ip16);
+	if (i < 0)
+		i = slot_find(n, (int)port, family, ip16);
+	if (i < 0)
+		return -ENOENT;
+	entry_out(n, &n->slots[i], out);
+	return 0;
 }
 
 /* ---- input ---------------------------------------------------------------- */

@@ -26,6 +26,8 @@
 
 /** Ports one table serves. */
 #define MRCD_NEIGH_MAX_PORTS 32u
+/** Static routes one port carries. */
+#define MRCD_NEIGH_MAX_ROUTES 16u
 /** Largest table, entries. */
 #define MRCD_NEIGH_MAX_ENTRIES (1u << 20)
 
@@ -53,6 +55,15 @@
  *  bytes: an echo reply may add a tag, an NA answers a shorter NS. */
 #define MRCD_L2_REPLY_CAP(len) ((len) + 4u > 96u ? (size_t)(len) + 4u : (size_t)96u)
 
+/** A static route of one port: destinations in @prefix/@plen are sent to
+ *  @via, a router on the port's link. Addresses in network byte order. */
+struct mrcd_l2_route {
+	uint8_t family;     /**< 4 or 6 */
+	uint8_t plen;       /**< prefix length, 0..32 (v4), 0..128 (v6) */
+	uint8_t prefix[16]; /**< network address; IPv4 in the first 4 bytes */
+	uint8_t via[16];    /**< next hop; IPv4 in the first 4 bytes */
+};
+
 /** One port's own identity. Addresses in network byte order. */
 struct mrcd_l2_port {
 	uint8_t mac[6];     /**< unicast MAC of the port */
@@ -69,6 +80,8 @@ struct mrcd_l2_port {
 			     *   (typically the router's link-local address) */
 	uint16_t vlan_tci;  /**< 802.1Q TCI (PCP, DEI, VID) of frames we originate */
 	bool vlan;          /**< tag frames we originate with vlan_tci */
+	struct mrcd_l2_route routes[MRCD_NEIGH_MAX_ROUTES]; /**< static routes */
+	unsigned n_routes;  /**< 0..MRCD_NEIGH_MAX_ROUTES */
 };
 
 struct mrcd_neigh; /* opaque */
@@ -94,7 +107,8 @@ void mrcd_neigh_destroy(struct mrcd_neigh *n);
  * mrcd_l2_input() returns NOT_MINE for it and resolution fails.
  *
  * @return 0, -EINVAL for a bad port, NULL @p, a multicast or zero MAC,
- *         a prefix length out of range.
+ *         a prefix length out of range, more than MRCD_NEIGH_MAX_ROUTES
+ *         routes or a route with a bad family or prefix length.
  */
 int mrcd_neigh_set_port(struct mrcd_neigh *n, unsigned port, const struct mrcd_l2_port *p);
 
@@ -114,18 +128,40 @@ int mrcd_neigh_set_port(struct mrcd_neigh *n, unsigned port, const struct mrcd_l
 int mrcd_neigh_add_static(struct mrcd_neigh *n, int port, uint8_t family,
 			  const uint8_t *ip, const uint8_t mac[6]);
 
+/** How a destination is reached from a port (mrcd_neigh_next_hop). */
+enum mrcd_neigh_via {
+	MRCD_NEIGH_VIA_LINK = 1, /**< on the link: the next hop is the destination */
+	MRCD_NEIGH_VIA_ROUTE,    /**< through the next hop of a static route */
+	MRCD_NEIGH_VIA_GATEWAY,  /**< through the port's gateway (gw4 / gw6) */
+};
+
 /**
- * The MAC to send to @ip on @port. The next hop is @ip itself if it is on
- * the port's prefix (or the port has no address of that family, or for
- * IPv6 if @ip is link-local), else the port's gateway.
+ * The next hop for @ip on @port, in this order: @ip itself if it is on the
+ * port's prefix (or the port has no address of that family, or for IPv6 if
+ * @ip is link-local); else the via of the longest static route of that
+ * family whose prefix holds @ip; else the port's gateway of that family.
+ * Pure: no counter, no entry changes.
+ *
+ * @param hop  receives the next hop (4 or 16 bytes by @family)
+ * @return the enum mrcd_neigh_via (> 0); -EHOSTUNREACH off-prefix with
+ *         neither a route nor a gateway, or the port is not set; -EINVAL
+ *         bad arguments.
+ */
+int mrcd_neigh_next_hop(const struct mrcd_neigh *n, unsigned port, uint8_t family,
+			const uint8_t *ip, uint8_t hop[16]);
+
+/**
+ * The MAC to send to @ip on @port: the MAC of mrcd_neigh_next_hop()'s next
+ * hop. Each call counts the way it went (via_link, via_route, via_gateway).
  *
  * Request frames (ARP request; NDP NS to the solicited-node group with our
  * source link-layer option) are rate-limited to one per entry per
  * MRCD_NEIGH_REQ_INTERVAL_NS. A learned entry older than MRCD_NEIGH_STALE_NS
  * still resolves (returns 0 with the old MAC) but is re-requested: first
  * unicast to that MAC, then broadcast. After MRCD_NEIGH_MAX_TRIES requests
- * without an answer the entry is FAILED; it is retried once
- * MRCD_NEIGH_FAIL_HOLD_NS has passed.
+ * without an answer the entry is FAILED; once MRCD_NEIGH_FAIL_HOLD_NS has
+ * passed it is asked for again the same way, and stays FAILED (-EHOSTUNREACH)
+ * until an answer makes it REACHABLE.
  *
  * Always check *req_len, whatever the return value: if it is > 0 the frame
  * in @req must be sent now (on -EAGAIN, and on 0 for a stale refresh).
@@ -141,12 +177,46 @@ int mrcd_neigh_add_static(struct mrcd_neigh *n, int port, uint8_t family,
  * @param req      buffer for a request frame
  * @param cap      bytes at @req, at least MRCD_NEIGH_REQ_MAX
  * @param req_len  receives the request length, or 0 if none
- * @return 0 resolved; -EAGAIN not yet; -EHOSTUNREACH off-prefix with no
- *         gateway, port not set, or FAILED; -EINVAL bad arguments;
+ * @return 0 resolved; -EAGAIN not yet; -EHOSTUNREACH off-prefix with
+ *         neither a route nor a gateway, port not set, or FAILED; -EINVAL
+ *         bad arguments;
  *         -ENOSPC table full.
  */
 int mrcd_neigh_resolve(struct mrcd_neigh *n, unsigned port, uint8_t family, const uint8_t *ip,
 		       uint64_t now_ns, uint8_t mac[6], uint8_t *req, size_t cap, size_t *req_len);
+
+/**
+ * Keep the on-link next hop @hop of @port resolved: what mrcd_neigh_resolve()
+ * does for a destination on the link (requests, stale refresh, FAILED and its
+ * retry), without counting a via. The datapath calls it periodically for
+ * every gateway and route next hop (mrcd_neigh_port_hops), so a router that
+ * does not answer becomes FAILED, and is seen, before traffic needs it.
+ * Arguments and return values as mrcd_neigh_resolve(); @mac may be NULL.
+ */
+int mrcd_neigh_refresh(struct mrcd_neigh *n, unsigned port, uint8_t family, const uint8_t *hop,
+		       uint64_t now_ns, uint8_t mac[6], uint8_t *req, size_t cap, size_t *req_len);
+
+/** What a next hop is to the port that has it (listings). */
+enum mrcd_neigh_role {
+	MRCD_NEIGH_ROLE_HOST = 0, /**< a destination on the link */
+	MRCD_NEIGH_ROLE_GATEWAY,  /**< the port's gateway (gw4 or gw6) */
+	MRCD_NEIGH_ROLE_ROUTE,    /**< the next hop of a static route (and not the gateway) */
+};
+
+/** One configured next hop of a port (mrcd_neigh_port_hops). */
+struct mrcd_neigh_hop {
+	uint8_t family;            /**< 4 or 6 */
+	uint8_t ip[16];            /**< IPv4 in the first 4 bytes, rest 0 */
+	enum mrcd_neigh_role role; /**< GATEWAY or ROUTE */
+};
+
+/**
+ * The routers @port sends through: its gateway, gateway6, then each static
+ * route's via that is neither (each address once), at most @max into @out.
+ * @return hops written (0 for a port out of range or not set).
+ */
+unsigned mrcd_neigh_port_hops(const struct mrcd_neigh *n, unsigned port,
+			      struct mrcd_neigh_hop *out, unsigned max);
 
 /** What mrcd_l2_input() did with a frame. */
 enum mrcd_l2_verdict {
@@ -203,6 +273,8 @@ enum mrcd_neigh_state {
 /** One entry, for the control socket. */
 struct mrcd_neigh_entry {
 	int port;                    /**< 0-based port, or -1 (static, any port) */
+	enum mrcd_neigh_role role;   /**< to its port (any port: to the first
+				      *   port it is a router of) */
 	uint8_t family;              /**< 4 or 6 */
 	uint8_t ip[16];              /**< address; IPv4 in the first 4 bytes, rest 0 */
 	uint8_t mac[6];              /**< MAC; zero while INCOMPLETE */
@@ -211,8 +283,21 @@ struct mrcd_neigh_entry {
 				      *   (creation for STATIC) */
 };
 
+/** "INCOMPLETE", "REACHABLE", "STATIC", "FAILED"; "-" for anything else. */
+const char *mrcd_neigh_state_name(enum mrcd_neigh_state s);
+/** "host", "gateway", "route"; "?" for anything else. */
+const char *mrcd_neigh_role_name(enum mrcd_neigh_role r);
+
 /** Entries in the table (all states). */
 unsigned mrcd_neigh_count(const struct mrcd_neigh *n);
+
+/**
+ * The entry that serves @ip on @port: an any-port static entry, else the
+ * port's own. No request, no state change.
+ * @return 0 with *@out filled, -ENOENT if there is none, -EINVAL.
+ */
+int mrcd_neigh_lookup(const struct mrcd_neigh *n, unsigned port, uint8_t family,
+		      const uint8_t *ip, struct mrcd_neigh_entry *out);
 
 /**
  * Copy up to @max entries, in no particular order, into @out.
@@ -236,6 +321,9 @@ unsigned mrcd_neigh_list(const struct mrcd_neigh *n, struct mrcd_neigh_entry *ou
 	X(learned, "entries created or changed by received frames")            \
 	X(table_full, "entries not created: table full")                       \
 	X(resolve_fail, "resolve calls that returned -EHOSTUNREACH")          \
+	X(via_link, "resolve calls for a destination on the link")            \
+	X(via_route, "resolve calls sent to a static route's next hop")       \
+	X(via_gateway, "resolve calls sent to the port's gateway")            \
 	X(tx_nobufs, "replies not sent: reply buffer too small")
 
 /** One port's counters. */

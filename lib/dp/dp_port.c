@@ -5,6 +5,7 @@
  * ring's back-pressure queue (D42) and the fault stage with its delay queues
  * are per port and per worker.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "dp_fault.h"
 #include "dp_internal.h"
+#include "dp_neigh.h"
 
 #define RX_DESC 1024
 #define TX_DESC 1024
@@ -47,6 +49,15 @@ static int dev_name_of(const char *devargs, char *name, size_t cap)
 	memcpy(name, devargs, n);
 	name[n] = 0;
 	return 0;
+}
+
+/* Drivers that drop a frame longer than the MTU they were configured with
+ * (net_tap checks every frame it sends against it). The others that refuse
+ * a large MTU in rte_eth_dev_configure still carry such frames (net_af_packet
+ * is bounded by its framesz devarg instead). */
+static bool mtu_enforced(const char *driver)
+{
+	return driver != NULL && strcmp(driver, "net_tap") == 0;
 }
 
 int mrcd__port_setup(struct mrcd_dp *dp, unsigned i, unsigned nq, char *err, size_t errlen)
@@ -112,6 +123,12 @@ int mrcd__port_setup(struct mrcd_dp *dp, unsigned i, unsigned nq, char *err, siz
 	}
 
 	memset(&conf, 0, sizeof(conf));
+	/* zero-copy transmit chains the payload (dp_tx.c): only where the
+	 * device takes chained mbufs (net_af_xdp copies the first segment
+	 * alone: such a frame would leave with garbage after it) */
+	p->tx_multi_seg = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
+	if (p->tx_multi_seg)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	conf.rxmode.mtu = pc->mtu;
 	if (info.max_mtu && pc->mtu > info.max_mtu) {
 		snprintf(err, errlen, "ports[%u] %s: mtu %u above the device's maximum %u",
@@ -128,9 +145,19 @@ int mrcd__port_setup(struct mrcd_dp *dp, unsigned i, unsigned nq, char *err, siz
 	}
 	rc = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
 	if (rc < 0) {
-		/* some vdevs reject an MTU in the configure call: retry without */
+		/* some vdevs reject an MTU in the configure call (their frame
+		 * limit, max_rx_pktlen, is below it): retry without */
 		conf.rxmode.mtu = 0;
 		rc = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
+		if (rc == 0 && mtu_enforced(info.driver_name)) {
+			uint16_t m = 0;
+
+			rte_eth_dev_get_mtu(pid, &m);
+			snprintf(err, errlen, "ports[%u] %s: mtu %u above what %s takes (frames up to %u B, "
+				 "mtu %u): lower transport.mtu", i, pc->name, pc->mtu, info.driver_name,
+				 info.max_rx_pktlen, m);
+			return -EINVAL;
+		}
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "ports[%u] %s: configure: %s", i, pc->name, rte_strerror(-rc));
@@ -173,9 +200,9 @@ int mrcd__port_setup(struct mrcd_dp *dp, unsigned i, unsigned nq, char *err, siz
 		snprintf(err, errlen, "ports[%u] %s: out of memory", i, pc->name);
 		return -ENOMEM;
 	}
-	MRCD_LOG(INFO, dp, "port %s (plane %u): ethdev %u \"%s\", socket %d, mtu %u, mac %02x:%02x:%02x:%02x:%02x:%02x\n",
+	MRCD_LOG(INFO, dp, "port %s (plane %u): ethdev %u \"%s\", socket %d, mtu %u, mac %02x:%02x:%02x:%02x:%02x:%02x%s\n",
 		 pc->name, i + 1, pid, dev, p->socket, pc->mtu, p->mac[0], p->mac[1], p->mac[2],
-		 p->mac[3], p->mac[4], p->mac[5]);
+		 p->mac[3], p->mac[4], p->mac[5], p->tx_multi_seg ? "" : ", no chained mbufs (payload copied)");
 	return 0;
 }
 
@@ -191,6 +218,7 @@ int mrcd__port_share(struct mrcd_dp *dp, const struct mrcd_dp *dp0, unsigned i, 
 	memcpy(p->mac, p0->mac, 6);
 	p->socket = p0->socket;
 	p->pool = p0->pool;
+	p->tx_multi_seg = p0->tx_multi_seg;
 	p->admin_up = true;
 	p->engine_up = true;
 	if (mrcd_delayq_create(DELAYQ_CAP, &p->delay_tx) < 0 ||
@@ -261,15 +289,79 @@ int mrcd_dp_port_lookup(const struct mrcd_dp *dp, const char *name, unsigned pla
 static void port_sync_engine(struct mrcd_dp *dp, unsigned i, uint64_t now)
 {
 	struct mrcd_dp_port *p = &dp->ports[i];
-	bool up = p->link_up && p->admin_up;
+	bool up = p->link_up && p->admin_up && !p->gw_failed;
 
 	if (up == p->engine_up)
 		return;
 	p->engine_up = up;
 	mrcp_port_set_link(dp->eng, (uint8_t)(i + 1), up, now);
-	MRCD_LOG(NOTICE, dp, "port %s (plane %u): %s for the engine (link %s, admin %s)\n",
+	MRCD_LOG(NOTICE, dp, "port %s (plane %u): %s for the engine (link %s, admin %s, gateway %s)\n",
 		 p->name, i + 1, up ? "up" : "down", p->link_up ? "up" : "down",
-		 p->admin_up ? "up" : "down");
+		 p->admin_up ? "up" : "down", p->gw_failed ? "FAILED" : "ok");
+}
+
+void mrcd__port_send_l2(struct mrcd_dp *dp, unsigned i, const uint8_t *f, size_t len)
+{
+	struct mrcd_dp_port *p = &dp->ports[i];
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+	char *d = m ? rte_pktmbuf_append(m, (uint16_t)len) : NULL;
+
+	if (!d) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memcpy(d, f, len);
+	if (rte_eth_tx_burst(p->port_id, (uint16_t)dp->index, &m, 1) == 1)
+		p->c.tx_l2++;
+	else
+		rte_pktmbuf_free(m);
+}
+
+/* Every link check of an up link: keep the port's routers (its gateways and
+ * the next hops of its static routes) resolved, so a stale entry is
+ * refreshed and one that does not answer becomes FAILED before traffic
+ * needs it (dp_neigh.h, mrcd_neigh_refresh). While the gateway of the
+ * planes' family is FAILED the port is down for the engine, as if its link
+ * were: the engine sprays over the other planes and tells its peers (§5.6)
+ * instead of losing every packet of this plane in silence. */
+static void gateway_check(struct mrcd_dp *dp, unsigned i, uint64_t now)
+{
+	struct mrcd_neigh_hop hops[2 + MRCD_NEIGH_MAX_ROUTES];
+	unsigned n = mrcd_neigh_port_hops(dp->neigh, i, hops, RTE_DIM(hops));
+	struct mrcd_dp_port *p = &dp->ports[i];
+	bool failed = p->gw_failed;
+	uint8_t req[MRCD_NEIGH_REQ_MAX];
+	char a[48];
+
+	for (unsigned k = 0; k < n; k++) {
+		size_t len = 0;
+		int rc = mrcd_neigh_refresh(dp->neigh, i, hops[k].family, hops[k].ip, now, NULL,
+					    req, sizeof(req), &len);
+
+		if (len > 0)
+			mrcd__port_send_l2(dp, i, req, len);
+		if (hops[k].role != MRCD_NEIGH_ROLE_GATEWAY || hops[k].family != dp->family)
+			continue;
+		if (rc == 0)
+			failed = false;
+		else if (rc == -EHOSTUNREACH)
+			failed = true; /* and stays so while the retry is INCOMPLETE */
+	}
+	if (failed == p->gw_failed)
+		return;
+	p->gw_failed = failed;
+	if (failed)
+		p->c.gw_down++;
+	if (dp->index != 0)
+		return;
+	inet_ntop(dp->family == 4 ? AF_INET : AF_INET6,
+		  dp->family == 4 ? dp->cfg->ports[i].gw4.a : dp->cfg->ports[i].gw6.a, a, sizeof(a));
+	if (failed)
+		MRCD_LOG(WARNING, dp, "port %s (plane %u): gateway %s does not answer %s: FAILED, the "
+			 "port is down for the engine until it does\n", p->name, i + 1, a,
+			 dp->family == 4 ? "ARP" : "NDP");
+	else
+		MRCD_LOG(NOTICE, dp, "port %s (plane %u): gateway %s answers again\n", p->name, i + 1, a);
 }
 
 void mrcd__link_check(struct mrcd_dp *dp, unsigned i, uint64_t now)
@@ -289,6 +381,8 @@ void mrcd__link_check(struct mrcd_dp *dp, unsigned i, uint64_t now)
 		MRCD_LOG(NOTICE, dp, "port %s: link %s\n", p->name, p->link_up ? "up" : "down");
 	}
 	p->link_speed_mbps = link.link_speed;
+	if (p->link_up)
+		gateway_check(dp, i, now);
 	port_sync_engine(dp, i, now);
 }
 

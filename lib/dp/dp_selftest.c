@@ -166,6 +166,7 @@ static void st_free(struct mrcd_dp *dp, struct st *s, uint64_t now)
 {
 	if (s->qpn) {
 		mrcd_dp_disown_qp(dp, s->qpn);
+		mrcd__qp_closing(dp, s->qpn);
 		mrcp_qp_destroy(dp->eng, s->qpn, now);
 	}
 	mrcd_dp_tx_quiesce(dp); /* no queued frame may still point into s->buf */

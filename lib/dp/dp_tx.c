@@ -65,7 +65,7 @@ void mrcd__tx_init(struct mrcd_dp *dp)
 
 static bool zc_ok(const struct mrcd_dp *dp, unsigned port, const struct mrcp_tx *d)
 {
-	return dp->zero_copy && d->payload_len >= MRCD_DP_ZC_MIN &&
+	return dp->zero_copy && dp->ports[port].tx_multi_seg && d->payload_len >= MRCD_DP_ZC_MIN &&
 	       !mrcd_fault_active(dp->faults, (uint8_t)port, MRCD_FAULT_TX);
 }
 

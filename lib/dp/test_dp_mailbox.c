@@ -180,8 +180,10 @@ TEST(mailbox, call__taken_is_waited_for_past_the_timeout)
 
 	mb_init(&mb, -1);
 	server_start(&s, &mb, true);
-	r.spin_until_ns = mono_ns() + 60ull * 1000000u; /* runs 60 ms, timeout 5 ms */
-	ASSERT_EQ(0, mrcd_mailbox_call(&mb, count_fn, &r, 5));
+	/* runs 400 ms, timeout 200 ms: the server must take it within the
+	 * timeout, which a loaded 2-CPU host did not always do in 5 ms */
+	r.spin_until_ns = mono_ns() + 400ull * 1000000u;
+	ASSERT_EQ(0, mrcd_mailbox_call(&mb, count_fn, &r, 200));
 	ASSERT_TRUE(r.done);
 	ASSERT_TRUE(mono_ns() >= r.spin_until_ns);
 	ASSERT_EQ(1, atomic_load(&runs));

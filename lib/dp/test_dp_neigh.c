@@ -41,23 +41,30 @@ static const uint8_t unspec[16];
 
 /* Port 0: 10.0.0.1/24 via 10.0.0.254, 2001:db8::1/64 via fe80::fe.
  * Port 1: 10.1.0.1/24, no gateway, no IPv6 global address. */
+/* Port 0's identity (mk, mk_routed). */
+static void port0(struct mrcd_l2_port *p)
+{
+	memset(p, 0, sizeof(*p));
+	memcpy(p->mac, our_mac, 6);
+	p->has_v4 = true;
+	memcpy(p->v4, our_v4, 4);
+	p->v4_plen = 24;
+	p->has_gw4 = true;
+	memcpy(p->gw4, gw_v4, 4);
+	p->has_v6 = true;
+	memcpy(p->v6, our_v6, 16);
+	p->v6_plen = 64;
+	p->has_gw6 = true;
+	memcpy(p->gw6, gw_v6, 16);
+}
+
 static struct mrcd_neigh *mk(unsigned max_entries)
 {
 	struct mrcd_neigh *n = NULL;
-	struct mrcd_l2_port p = {0};
+	struct mrcd_l2_port p;
 
 	ASSERT_EQ(0, mrcd_neigh_create(3, max_entries, &n));
-	memcpy(p.mac, our_mac, 6);
-	p.has_v4 = true;
-	memcpy(p.v4, our_v4, 4);
-	p.v4_plen = 24;
-	p.has_gw4 = true;
-	memcpy(p.gw4, gw_v4, 4);
-	p.has_v6 = true;
-	memcpy(p.v6, our_v6, 16);
-	p.v6_plen = 64;
-	p.has_gw6 = true;
-	memcpy(p.gw6, gw_v6, 16);
+	port0(&p);
 	ASSERT_EQ(0, mrcd_neigh_set_port(n, 0, &p));
 
 	struct mrcd_l2_port q = {0};
@@ -527,15 +534,21 @@ TEST(neigh, resolve__rate_limits_then_fails_after_10_and_retries_after_1s)
 	ASSERT_EQ(-EHOSTUNREACH, res(n, 0, 4, peer_v4, t + 999 * MS, mac));
 	ASSERT_EQ(0u, qlen);
 	ASSERT_EQ(2u, ctr(n, 0).resolve_fail);
-	/* One second later: INCOMPLETE again, with a fresh request. */
-	ASSERT_EQ(-EAGAIN, res(n, 0, 4, peer_v4, t + 1000 * MS, mac));
+	/* One second later: asked for again, still FAILED until it answers. */
+	ASSERT_EQ(-EHOSTUNREACH, res(n, 0, 4, peer_v4, t + 1000 * MS, mac));
 	ASSERT_EQ(60u, qlen);
 	ASSERT_TRUE(find(n, 0, 4, peer_v4, &e));
-	ASSERT_EQ(MRCD_NEIGH_INCOMPLETE, e.state);
-	ASSERT_EQ(-EAGAIN, res(n, 0, 4, peer_v4, t + 1099 * MS, mac));
+	ASSERT_EQ(MRCD_NEIGH_FAILED, e.state);
+	ASSERT_EQ(-EHOSTUNREACH, res(n, 0, 4, peer_v4, t + 1099 * MS, mac));
 	ASSERT_EQ(0u, qlen);
-	ASSERT_EQ(-EAGAIN, res(n, 0, 4, peer_v4, t + 1100 * MS, mac));
+	ASSERT_EQ(-EHOSTUNREACH, res(n, 0, 4, peer_v4, t + 1100 * MS, mac));
 	ASSERT_EQ(60u, qlen);
+	/* an answer makes it REACHABLE */
+	uint8_t fr[128];
+	size_t flen = t_arp(fr, -1, our_mac, peer_mac, 2, peer_mac, peer_v4, our_mac, our_v4);
+	ASSERT_EQ(MRCD_L2_CONSUMED, in(n, 0, fr, flen, t + 1150 * MS));
+	ASSERT_EQ(0, res(n, 0, 4, peer_v4, t + 1150 * MS, mac));
+	ASSERT_MEMEQ(peer_mac, mac, 6);
 	mrcd_neigh_destroy(n);
 }
 
@@ -1515,5 +1528,255 @@ TEST(neigh, counters__names_and_out_of_range)
 	mrcd_neigh_counters_get(n, 99, &c);
 	ASSERT_U64_EQ(0, c.arp_rx);
 	ASSERT_U64_EQ(0, c.tx_nobufs);
+	mrcd_neigh_destroy(n);
+}
+
+/* ---- routed next hops: on the link, static routes, the gateway ---------------- */
+
+static const uint8_t rt_via_a[4] = {10, 0, 0, 250};   /* via of 192.168.0.0/16 */
+static const uint8_t rt_via_b[4] = {10, 0, 0, 251};   /* via of 192.168.7.0/24 */
+static const uint8_t rt_net16[4] = {192, 168, 0, 0};
+static const uint8_t rt_net24[4] = {192, 168, 7, 0};
+static const uint8_t rt_mid_v4[4] = {192, 168, 9, 1};  /* only in the /16 */
+static const uint8_t rt_other_v4[4] = {172, 16, 1, 1}; /* in no route */
+static const uint8_t rt_net6[16] = {0x20, 0x01, 0x0d, 0xb9};  /* 2001:db9::/32 */
+static const uint8_t rt_via6[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 0xfd};
+
+static void add_route(struct mrcd_l2_port *p, uint8_t family, const uint8_t *net, uint8_t plen,
+		      const uint8_t *via)
+{
+	struct mrcd_l2_route *r = &p->routes[p->n_routes++];
+
+	memset(r, 0, sizeof(*r));
+	r->family = family;
+	r->plen = plen;
+	memcpy(r->prefix, net, family == 6 ? 16 : 4);
+	memcpy(r->via, via, family == 6 ? 16 : 4);
+}
+
+/* Port 0 as mk() builds it, plus 192.168.0.0/16 via .250, 192.168.7.0/24 via
+ * .251 and 2001:db9::/32 via 2001:db8::fd. */
+static struct mrcd_neigh *mk_routed(void)
+{
+	struct mrcd_neigh *n = mk(16);
+	struct mrcd_l2_port p;
+
+	port0(&p);
+	add_route(&p, 4, rt_net16, 16, rt_via_a);
+	add_route(&p, 4, rt_net24, 24, rt_via_b);
+	add_route(&p, 6, rt_net6, 32, rt_via6);
+	ASSERT_EQ(0, mrcd_neigh_set_port(n, 0, &p));
+	return n;
+}
+
+TEST(neigh, next_hop__link_route_gateway_in_that_order)
+{
+	struct mrcd_neigh *n = mk_routed();
+	uint8_t hop[16];
+
+	/* on the link: the destination itself */
+	ASSERT_EQ(MRCD_NEIGH_VIA_LINK, mrcd_neigh_next_hop(n, 0, 4, peer_v4, hop));
+	ASSERT_MEMEQ(hop, peer_v4, 4);
+	ASSERT_MEMEQ(hop + 4, zero6, 6); /* padded */
+	/* the longest route wins: 192.168.7.9 is in the /16 and the /24 */
+	ASSERT_EQ(MRCD_NEIGH_VIA_ROUTE, mrcd_neigh_next_hop(n, 0, 4, far_v4, hop));
+	ASSERT_MEMEQ(hop, rt_via_b, 4);
+	ASSERT_EQ(MRCD_NEIGH_VIA_ROUTE, mrcd_neigh_next_hop(n, 0, 4, rt_mid_v4, hop));
+	ASSERT_MEMEQ(hop, rt_via_a, 4);
+	/* no route: the gateway */
+	ASSERT_EQ(MRCD_NEIGH_VIA_GATEWAY, mrcd_neigh_next_hop(n, 0, 4, rt_other_v4, hop));
+	ASSERT_MEMEQ(hop, gw_v4, 4);
+	/* IPv6: a route of its own family, link-local on the link, else gw6 */
+	ASSERT_EQ(MRCD_NEIGH_VIA_ROUTE, mrcd_neigh_next_hop(n, 0, 6, far_v6, hop));
+	ASSERT_MEMEQ(hop, rt_via6, 16);
+	ASSERT_EQ(MRCD_NEIGH_VIA_LINK, mrcd_neigh_next_hop(n, 0, 6, peer_ll, hop));
+	ASSERT_MEMEQ(hop, peer_ll, 16);
+	ASSERT_EQ(MRCD_NEIGH_VIA_LINK, mrcd_neigh_next_hop(n, 0, 6, peer_v6, hop));
+	static const uint8_t v6_other[16] = {0x20, 0x01, 0x0d, 0xc0, [15] = 1};
+	ASSERT_EQ(MRCD_NEIGH_VIA_GATEWAY, mrcd_neigh_next_hop(n, 0, 6, v6_other, hop));
+	ASSERT_MEMEQ(hop, gw_v6, 16);
+	/* pure: nothing was created or counted */
+	ASSERT_EQ(0u, mrcd_neigh_count(n));
+	ASSERT_U64_EQ(0, ctr(n, 0).via_route);
+	mrcd_neigh_destroy(n);
+}
+
+TEST(neigh, next_hop__unreachable_and_bad_arguments)
+{
+	struct mrcd_neigh *n = mk(8);
+	uint8_t hop[16];
+
+	/* port 1: off-prefix, no route, no gateway */
+	ASSERT_EQ(-EHOSTUNREACH, mrcd_neigh_next_hop(n, 1, 4, far_v4, hop));
+	/* port 2 is not set */
+	ASSERT_EQ(-EHOSTUNREACH, mrcd_neigh_next_hop(n, 2, 4, peer_v4, hop));
+	ASSERT_EQ(-EINVAL, mrcd_neigh_next_hop(n, 3, 4, peer_v4, hop));
+	ASSERT_EQ(-EINVAL, mrcd_neigh_next_hop(n, 0, 5, peer_v4, hop));
+	ASSERT_EQ(-EINVAL, mrcd_neigh_next_hop(n, 0, 4, NULL, hop));
+	ASSERT_EQ(-EINVAL, mrcd_neigh_next_hop(n, 0, 4, peer_v4, NULL));
+	ASSERT_EQ(-EINVAL, mrcd_neigh_next_hop(NULL, 0, 4, peer_v4, hop));
+	mrcd_neigh_destroy(n);
+}
+
+TEST(neigh, resolve__via_a_route_asks_for_the_routes_next_hop)
+{
+	struct mrcd_neigh *n = mk_routed();
+	uint8_t mac[6], f[128], exp[60] = {0};
+	struct mrcd_neigh_entry e;
+
+	ASSERT_EQ(-EAGAIN, res(n, 0, 4, far_v4, T0, mac));
+	t_arp(exp, -1, bcast, our_mac, 1, our_mac, our_v4, zero6, rt_via_b);
+	ASSERT_EQ(60u, qlen);
+	ASSERT_MEMEQ(qbuf, exp, 60);
+	size_t len = t_arp(f, -1, our_mac, peer2_mac, 2, peer2_mac, rt_via_b, our_mac, our_v4);
+	ASSERT_EQ(MRCD_L2_CONSUMED, in(n, 0, f, len, T0 + MS));
+	ASSERT_EQ(0, res(n, 0, 4, far2_v4, T0 + 2 * MS, mac));
+	ASSERT_MEMEQ(mac, peer2_mac, 6);
+	/* the gateway was never asked for */
+	ASSERT_FALSE(find(n, 0, 4, gw_v4, &e));
+	ASSERT_TRUE(find(n, 0, 4, rt_via_b, &e));
+	ASSERT_EQ(MRCD_NEIGH_ROLE_ROUTE, e.role);
+	ASSERT_EQ(-EAGAIN, res(n, 0, 4, peer_v4, T0 + 3 * MS, mac));
+	ASSERT_EQ(-EAGAIN, res(n, 0, 4, rt_other_v4, T0 + 3 * MS, mac));
+	ASSERT_TRUE(find(n, 0, 4, gw_v4, &e));
+	ASSERT_EQ(MRCD_NEIGH_ROLE_GATEWAY, e.role);
+	ASSERT_TRUE(find(n, 0, 4, peer_v4, &e));
+	ASSERT_EQ(MRCD_NEIGH_ROLE_HOST, e.role);
+	struct mrcd_neigh_counters c = ctr(n, 0);
+	ASSERT_U64_EQ(2, c.via_route);
+	ASSERT_U64_EQ(1, c.via_link);
+	ASSERT_U64_EQ(1, c.via_gateway);
+	mrcd_neigh_destroy(n);
+}
+
+TEST(neigh, refresh__an_unanswered_gateway_fails_then_is_retried)
+{
+	struct mrcd_neigh *n = mk(8);
+	uint8_t exp[60] = {0};
+	struct mrcd_neigh_entry e;
+	uint64_t t = T0;
+	unsigned reqs = 0;
+
+	ASSERT_EQ(-ENOENT, mrcd_neigh_lookup(n, 0, 4, gw_v4, &e));
+	t_arp(exp, -1, bcast, our_mac, 1, our_mac, our_v4, zero6, gw_v4);
+	/* every 100 ms, as lib/dp's link check does: one request each time */
+	for (unsigned k = 0; k < MRCD_NEIGH_MAX_TRIES; k++, t += MRCD_NEIGH_REQ_INTERVAL_NS) {
+		ASSERT_EQ(-EAGAIN, mrcd_neigh_refresh(n, 0, 4, gw_v4, t, NULL, qbuf, sizeof(qbuf), &qlen));
+		ASSERT_EQ(60u, qlen);
+		ASSERT_MEMEQ(qbuf, exp, 60);
+		reqs++;
+	}
+	ASSERT_EQ(0, mrcd_neigh_lookup(n, 0, 4, gw_v4, &e));
+	ASSERT_EQ(MRCD_NEIGH_INCOMPLETE, e.state);
+	ASSERT_EQ(MRCD_NEIGH_ROLE_GATEWAY, e.role);
+	/* the last request had its interval: FAILED, and traffic sees it */
+	ASSERT_EQ(-EHOSTUNREACH, mrcd_neigh_refresh(n, 0, 4, gw_v4, t, NULL, qbuf, sizeof(qbuf), &qlen));
+	ASSERT_EQ(0u, qlen);
+	ASSERT_EQ(0, mrcd_neigh_lookup(n, 0, 4, gw_v4, &e));
+	ASSERT_EQ(MRCD_NEIGH_FAILED, e.state);
+	uint8_t mac[6];
+	ASSERT_EQ(-EHOSTUNREACH, res(n, 0, 4, far_v4, t + MS, mac));
+	ASSERT_EQ(0u, qlen);
+	/* held for MRCD_NEIGH_FAIL_HOLD_NS, then asked for again */
+	ASSERT_EQ(-EHOSTUNREACH, mrcd_neigh_refresh(n, 0, 4, gw_v4, t + MRCD_NEIGH_FAIL_HOLD_NS - 1,
+						     NULL, qbuf, sizeof(qbuf), &qlen));
+	ASSERT_EQ(-EHOSTUNREACH, mrcd_neigh_refresh(n, 0, 4, gw_v4, t + MRCD_NEIGH_FAIL_HOLD_NS, NULL,
+						     qbuf, sizeof(qbuf), &qlen));
+	ASSERT_EQ(60u, qlen);
+	ASSERT_EQ(0, mrcd_neigh_lookup(n, 0, 4, gw_v4, &e));
+	ASSERT_EQ(MRCD_NEIGH_FAILED, e.state); /* what mrcctl neighbours shows meanwhile */
+	ASSERT_EQ(reqs + 1, ctr(n, 0).arp_tx_req);
+	/* refreshes count no via; the one packet above counted its gateway */
+	ASSERT_U64_EQ(1, ctr(n, 0).via_gateway);
+	ASSERT_U64_EQ(0, ctr(n, 0).via_link);
+	mrcd_neigh_destroy(n);
+}
+
+TEST(neigh, refresh__a_stale_gateway_is_asked_again_unicast)
+{
+	struct mrcd_neigh *n = mk(8);
+	uint8_t f[128], mac[6], exp[60] = {0};
+	struct mrcd_neigh_entry e;
+
+	ASSERT_EQ(-EAGAIN, mrcd_neigh_refresh(n, 0, 4, gw_v4, T0, NULL, qbuf, sizeof(qbuf), &qlen));
+	size_t len = t_arp(f, -1, our_mac, peer2_mac, 2, peer2_mac, gw_v4, our_mac, our_v4);
+	ASSERT_EQ(MRCD_L2_CONSUMED, in(n, 0, f, len, T0 + MS));
+	ASSERT_EQ(0, mrcd_neigh_refresh(n, 0, 4, gw_v4, T0 + 2 * MS, mac, qbuf, sizeof(qbuf), &qlen));
+	ASSERT_EQ(0u, qlen);
+	ASSERT_MEMEQ(mac, peer2_mac, 6);
+	ASSERT_EQ(0, mrcd_neigh_lookup(n, 0, 4, gw_v4, &e));
+	ASSERT_EQ(MRCD_NEIGH_REACHABLE, e.state);
+	ASSERT_MEMEQ(e.mac, peer2_mac, 6);
+	/* on expiry the refresh goes unicast to the MAC in use, which stays */
+	ASSERT_EQ(0, mrcd_neigh_refresh(n, 0, 4, gw_v4, T0 + MS + MRCD_NEIGH_STALE_NS, mac, qbuf,
+					sizeof(qbuf), &qlen));
+	t_arp(exp, -1, peer2_mac, our_mac, 1, our_mac, our_v4, zero6, gw_v4);
+	ASSERT_EQ(60u, qlen);
+	ASSERT_MEMEQ(qbuf, exp, 60);
+	ASSERT_MEMEQ(mac, peer2_mac, 6);
+	ASSERT_EQ(-EINVAL, mrcd_neigh_refresh(n, 0, 4, gw_v4, T0, NULL, qbuf, 8, &qlen));
+	ASSERT_EQ(-EHOSTUNREACH, mrcd_neigh_refresh(n, 2, 4, gw_v4, T0, NULL, qbuf, sizeof(qbuf), &qlen));
+	mrcd_neigh_destroy(n);
+}
+
+TEST(neigh, port_hops__gateways_then_routes_each_once)
+{
+	struct mrcd_neigh *n = mk(8);
+	struct mrcd_l2_port p = {0};
+	struct mrcd_neigh_hop h[8];
+
+	memcpy(p.mac, our_mac, 6);
+	p.has_v4 = true;
+	memcpy(p.v4, our_v4, 4);
+	p.v4_plen = 24;
+	p.has_gw4 = true;
+	memcpy(p.gw4, gw_v4, 4);
+	add_route(&p, 4, rt_net16, 16, gw_v4);   /* via the gateway: listed once */
+	add_route(&p, 4, rt_net24, 24, rt_via_b);
+	add_route(&p, 4, far_v4, 32, rt_via_b);  /* the same via again */
+	ASSERT_EQ(0, mrcd_neigh_set_port(n, 0, &p));
+	ASSERT_EQ(2u, mrcd_neigh_port_hops(n, 0, h, 8));
+	ASSERT_EQ(4, h[0].family);
+	ASSERT_MEMEQ(h[0].ip, gw_v4, 4);
+	ASSERT_EQ(MRCD_NEIGH_ROLE_GATEWAY, h[0].role);
+	ASSERT_MEMEQ(h[1].ip, rt_via_b, 4);
+	ASSERT_EQ(MRCD_NEIGH_ROLE_ROUTE, h[1].role);
+	ASSERT_EQ(1u, mrcd_neigh_port_hops(n, 0, h, 1));
+	ASSERT_EQ(0u, mrcd_neigh_port_hops(n, 1, h, 8)); /* no gateway, no route */
+	ASSERT_EQ(0u, mrcd_neigh_port_hops(n, 2, h, 8)); /* not set */
+	ASSERT_EQ(0u, mrcd_neigh_port_hops(n, 9, h, 8));
+	/* a static any-port entry for a router is listed as one */
+	ASSERT_EQ(0, mrcd_neigh_add_static(n, -1, 4, rt_via_b, peer_mac));
+	struct mrcd_neigh_entry e;
+	ASSERT_EQ(0, mrcd_neigh_lookup(n, 1, 4, rt_via_b, &e));
+	ASSERT_EQ(-1, e.port);
+	ASSERT_EQ(MRCD_NEIGH_STATIC, e.state);
+	ASSERT_EQ(MRCD_NEIGH_ROLE_ROUTE, e.role);
+	mrcd_neigh_destroy(n);
+}
+
+TEST(neigh, set_port__rejects_bad_routes)
+{
+	struct mrcd_neigh *n = mk(8);
+	struct mrcd_l2_port p = {0};
+
+	memcpy(p.mac, our_mac, 6);
+	p.has_v4 = true;
+	memcpy(p.v4, our_v4, 4);
+	p.v4_plen = 24;
+	add_route(&p, 4, rt_net16, 33, rt_via_a);
+	ASSERT_EQ(-EINVAL, mrcd_neigh_set_port(n, 0, &p));
+	p.n_routes = 0;
+	add_route(&p, 5, rt_net16, 16, rt_via_a);
+	ASSERT_EQ(-EINVAL, mrcd_neigh_set_port(n, 0, &p));
+	p.n_routes = 0;
+	add_route(&p, 6, rt_net6, 129, rt_via6);
+	ASSERT_EQ(-EINVAL, mrcd_neigh_set_port(n, 0, &p));
+	p.n_routes = 0;
+	for (unsigned k = 0; k < MRCD_NEIGH_MAX_ROUTES; k++)
+		add_route(&p, 4, rt_net16, 16, rt_via_a);
+	ASSERT_EQ(0, mrcd_neigh_set_port(n, 0, &p));
+	p.n_routes = MRCD_NEIGH_MAX_ROUTES + 1;
+	ASSERT_EQ(-EINVAL, mrcd_neigh_set_port(n, 0, &p));
 	mrcd_neigh_destroy(n);
 }
