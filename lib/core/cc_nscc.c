@@ -49,6 +49,7 @@ struct nscc {
 	struct mrcp_cc_params cfg; /**< as configured: 0 still means "derive" */
 
 	/* parameters in use (§6.4); derive() refreshes them when base_rtt falls */
+	uint64_t ref_rtt_ns;       /**< the configured base_rtt: sa and the adjust period (D66) */
 	uint64_t base_rtt_ns;      /**< ns; only ever falls */
 	uint64_t target_ns;        /**< target_qdelay, ns */
 	uint64_t pkt_bytes;        /**< nominal MTU packet, bytes */
@@ -130,11 +131,14 @@ static void clamp_cwnd(struct nscc *s)
 		s->cwnd = s->max_cwnd;
 }
 
-/* §6.4 defaults for every parameter left at 0, from the current base_rtt. */
+/* §6.4 defaults for every parameter left at 0. BDP, max_cwnd and the delay
+ * target follow the current base_rtt; the BDP scaling sa of the gains and
+ * the adjust period stay those of the configured network, ref_rtt_ns (D66). */
 static void derive(struct nscc *s)
 {
 	const struct mrcp_cc_params *c = &s->cfg;
 	uint64_t bdp = bdp_bytes(c->link_bps, s->base_rtt_ns);
+	uint64_t ref_bdp = bdp_bytes(c->link_bps, s->ref_rtt_ns);
 	double sa, sb;
 
 	if (c->target_qdelay_ns != 0)
@@ -148,7 +152,7 @@ static void derive(struct nscc *s)
 	if (s->max_cwnd < s->min_cwnd) /* a link too slow for one packet per RTT */
 		s->max_cwnd = s->min_cwnd;
 
-	sa = (double)bdp / REF_BDP_BYTES;
+	sa = (double)ref_bdp / REF_BDP_BYTES;
 	sb = (double)s->target_ns / REF_RTT_NS;
 	s->alpha = 4.0 * sa * sb * (double)c->mtu / (double)s->target_ns;
 	s->fi = c->fi > 0 ? c->fi : 5.0 * (double)c->mtu * sa;
@@ -160,7 +164,7 @@ static void derive(struct nscc *s)
 	 * base_rtt / 8 x MTU", slash-separated like the qa_gate row: a period
 	 * of one base_rtt and 8 nominal packets of bytes, which are also UEC
 	 * htsim's values (initNsccParams). */
-	s->adjust_period_ns = c->adjust_period_ns != 0 ? c->adjust_period_ns : s->base_rtt_ns;
+	s->adjust_period_ns = c->adjust_period_ns != 0 ? c->adjust_period_ns : s->ref_rtt_ns;
 	s->adjust_bytes = c->adjust_bytes != 0 ? c->adjust_bytes : 8 * s->pkt_bytes;
 	s->qa_gate = c->qa_gate != 0 ? c->qa_gate : 3;
 	s->qa_threshold_ns = c->qa_threshold_ns != 0 ? c->qa_threshold_ns : 4 * s->target_ns;
@@ -191,6 +195,7 @@ static int nscc_init(void *priv, const struct mrcp_cc_params *p, uint64_t now_ns
 	s->base_rtt_ns = p->base_rtt_ns != 0 ? p->base_rtt_ns : DEFAULT_BASE_RTT_NS;
 	if (s->base_rtt_ns < MIN_RTT_NS)
 		s->base_rtt_ns = MIN_RTT_NS;
+	s->ref_rtt_ns = s->base_rtt_ns;
 	s->pkt_bytes = (uint64_t)p->mtu + p->pkt_overhead;
 	s->min_cwnd = p->min_cwnd != 0 ? p->min_cwnd : s->pkt_bytes; /* §6.4 */
 	if (p->max_cwnd != 0 && p->max_cwnd < s->min_cwnd)
@@ -223,8 +228,9 @@ static bool apply_penalty(struct nscc *s, const struct mrcp_cc_sack *sk)
 	return true;
 }
 
-/* §6.3: base_rtt only falls, and BDP, max_cwnd and every derived default
- * follow it (explicit overrides stay as configured). */
+/* §6.3: base_rtt only falls, and BDP, max_cwnd and target follow it
+ * (explicit overrides stay as configured; sa and the adjust period do not
+ * move, D66). */
 static void lower_base_rtt(struct nscc *s, uint64_t rtt_ns)
 {
 	s->base_rtt_ns = rtt_ns;

@@ -79,8 +79,9 @@ struct mrcp_cc_stats {
 	uint64_t avg_delay_ns;
 	uint64_t max_cwnd, min_cwnd;
 	uint64_t md_events, qa_events, fast_inc_events, pen_events;
-	/* the §6.4 parameters in use, defaults filled in; they move when
-	 * base_rtt falls. 0 for an algorithm that has no such parameter. */
+	/* the §6.4 parameters in use, defaults filled in; max_cwnd and the target
+	 * move when base_rtt falls, sa and the adjust period stay those of the
+	 * configured base_rtt (D66). 0 for an algorithm that has no such parameter. */
 	double alpha;             /**< proportional increase, bytes per ns (cc_nscc.c) */
 	double fi, eta, fi_scale; /**< units as in struct mrcp_cc_params */
 	double gamma, max_md_jump;

@@ -301,7 +301,7 @@ TEST(cc_nscc, apply_penalty__disable_pen_ignores_pen_and_r_c)
 
 /* ---- lower_base_rtt / take_rtt_sample ----------------------------------- */
 
-TEST(cc_nscc, lower_base_rtt__smaller_sample_recomputes_window_and_params)
+TEST(cc_nscc, lower_base_rtt__smaller_sample_lowers_window_and_target_keeps_sa)
 {
 	struct mrcp_cc_params p = p100(false);
 	void *s = nscc_new(&p);
@@ -309,15 +309,18 @@ TEST(cc_nscc, lower_base_rtt__smaller_sample_recomputes_window_and_params)
 
 	sack(s, T0 + 100, 0, false, 8000);
 	o = st(s);
-	/* BDP = 12.5 GB/s x 8 us = 100000 B, sa = 2/3, sb = 8000/12000 */
+	/* BDP = 12.5 GB/s x 8 us = 100000 B and the target follow the
+	 * sample; sa and the adjust period stay those of the configured 12 us
+	 * (sa = 1, D66), sb = 8000/12000 */
 	ASSERT_U64_EQ(o.base_rtt_ns, 8000);
 	ASSERT_U64_EQ(o.target_qdelay_ns, 8000);
 	ASSERT_U64_EQ(o.max_cwnd, 150000);
 	ASSERT_U64_EQ(o.cwnd, 150000);
-	ASSERT_DBL_NEAR(o.alpha, 4.0 * (2.0 / 3) * (2.0 / 3) * 4096.0 / 8000.0, 1e-9);
-	ASSERT_DBL_NEAR(o.fi, 5.0 * 4096.0 * 2.0 / 3, 1e-6);
-	ASSERT_DBL_NEAR(o.eta, 0.15 * 4096.0 * 2.0 / 3, 1e-9);
-	ASSERT_U64_EQ(o.adjust_period_ns, 8000);
+	ASSERT_DBL_NEAR(o.alpha, 4.0 * (2.0 / 3) * 4096.0 / 8000.0, 1e-9);
+	ASSERT_DBL_NEAR(o.fi, 5.0 * 4096.0, 1e-6);
+	ASSERT_DBL_NEAR(o.eta, 0.15 * 4096.0, 1e-9);
+	ASSERT_DBL_NEAR(o.fi_scale, 0.25, 1e-9);
+	ASSERT_U64_EQ(o.adjust_period_ns, 12000);
 	ASSERT_U64_EQ(o.qa_threshold_ns, 32000);
 	/* a larger sample never raises it */
 	sack(s, T0 + 200, 0, false, 20000);
@@ -339,7 +342,7 @@ TEST(cc_nscc, lower_base_rtt__keeps_overrides)
 	ASSERT_U64_EQ(o.base_rtt_ns, 6000);
 	ASSERT_U64_EQ(o.max_cwnd, 100000);
 	ASSERT_U64_EQ(o.target_qdelay_ns, 5000);
-	ASSERT_DBL_NEAR(o.eta, 0.15 * 4096.0 * 0.5, 1e-9); /* sa = 0.5 */
+	ASSERT_DBL_NEAR(o.eta, 0.15 * 4096.0, 1e-9); /* sa of the configured 12 us: 1 */
 }
 
 TEST(cc_nscc, take_rtt_sample__unmarked_high_delay_enters_as_quarter_base_rtt)
