@@ -24,12 +24,24 @@ selftest lossless --bytes "$BYTES"
 learned=$(ctlj b counters | jget 'sum(p["neigh"]["learned"] > 0 for p in d["ports"].values())')
 check "b resolved a by ARP on all 4 planes (got $learned)" test "$learned" = 4
 
-# 2. EV probes report RTTs (a probes b's node on each plane)
-for plane in 1 2 3 4; do
-	ctl a ev-probe node=10.1.0.2 port=$plane ev=$((4000 + plane)) >/dev/null 2>&1
+# 2. EV probes report RTTs (a probes b's node on each plane). A probe has
+# 2 ms to be answered (D57): on a loaded 2-CPU host a descheduled daemon can
+# miss that, so a plane whose probe timed out is probed again, at most three
+# rounds; every plane must be answered with an RTT.
+planes_ok() { ctlj a probes | jget '" ".join(sorted({str(p["plane"]) for p in d if 4001 <= p["ev"] <= 4004 and p["ok"] and p["rtt_us"] > 0}))'; }
+probes_done() { [ "$(ctlj a probes | jget 'sum(1 for p in d if 4001 <= p["ev"] <= 4004)')" -ge "$1" ]; }
+sent=0
+for round in 1 2 3; do
+	ok=" $(planes_ok) "
+	for plane in 1 2 3 4; do
+		case "$ok" in *" $plane "*) continue ;; esac
+		ctl a ev-probe node=10.1.0.2 port=$plane ev=$((4000 + plane)) >/dev/null 2>&1 && sent=$((sent + 1))
+	done
+	wait_for 5 probes_done "$sent" || true
+	[ "$(planes_ok)" = "1 2 3 4" ] && break
 done
-probes_ok() { [ "$(ctlj a probes | jget 'sum(1 for p in d if p["ok"] and p["rtt_us"] > 0)')" -ge 4 ]; }
-check "EV probes answered on 4 planes with RTTs" wait_for 5 probes_ok
+check "EV probes answered on 4 planes with RTTs (planes: $(planes_ok); round $round)" \
+	test "$(planes_ok)" = "1 2 3 4"
 
 # 3. a port admin-down on a, in the middle of a transfer, shows up at b as a
 # Port Status Update (D50: peers with a live QP are told), and the transfer
