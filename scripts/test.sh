@@ -9,6 +9,11 @@
 # any failure. Set SKIP_SETUP=1 to skip step 1 on a prepared machine.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# The system's python3 first: setup.sh installs the Python modules the checks
+# use as Debian packages, which only /usr/bin/python3 sees, and a version
+# manager's shim (pyenv) costs a fork chain per call that checks make by the
+# thousand.
+export PATH="/usr/bin:$PATH"
 cd "$top"
 
 if [ "${SKIP_SETUP:-0}" != 1 ]; then
