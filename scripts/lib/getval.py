@@ -2,6 +2,7 @@
 """getval.py - read one value for a check, or fail saying which one is missing.
 
     getval.py json FILE PATH [--null VALUE | --str]
+    getval.py many FILE PREFIX KEY...
     getval.py word FILE PREFIX KEY [--str | --dash]
 
 json: FILE is a JSON document ("-" for stdin); PATH is dot-separated: a name
@@ -10,6 +11,11 @@ element of array NAME whose KEY is VALUE (e.g. runs[transport=mrc].finish_ns).
 The value must be a number (true/false are not); a JSON null is refused
 unless --null gives what to print for it (an unfinished run's finish_ns).
 With --str the value must be a non-empty string instead (an EV's state).
+
+many: the numbers at PREFIX.KEY for each KEY, read at once (one process
+for a check that judges many figures of one run), printed as "KEY VALUE"
+lines; each KEY that is missing, null or not a number is named on stderr
+and has no line, and the exit status is 1.
 
 word: the value after the word KEY on the one line of FILE that starts with
 the words PREFIX, for the figures mrc-sim prints but does not put in --json
@@ -92,6 +98,34 @@ def do_json(args):
     print(repr(cur) if isinstance(cur, float) else cur)
 
 
+def do_many(args):
+    if len(args) < 3:
+        usage()
+    src, prefix, keys = args[0], args[1], args[2:]
+    try:
+        text = sys.stdin.read() if src == "-" else open(src).read()
+    except OSError as e:
+        fail(src, prefix, e.strerror)
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        fail(src, prefix, "not JSON (%s)" % e)
+    bad = 0
+    for key in keys:
+        path = prefix + "." + key
+        try:
+            cur = doc
+            for comp in re.findall(r"(?:[^.\[]|\[[^\]]*\])+", path):
+                cur = step(src, path, cur, comp)
+            if not is_number(cur):
+                fail(src, path, "not a number: %s" % json.dumps(cur)[:60])
+        except SystemExit:
+            bad = 1
+            continue
+        print(key, repr(cur) if isinstance(cur, float) else cur)
+    sys.exit(bad)
+
+
 def do_word(args):
     if len(args) not in (3, 4) or (len(args) == 4 and args[3] not in ("--str", "--dash")):
         usage()
@@ -121,6 +155,7 @@ def usage():
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] not in ("json", "word"):
+    modes = {"json": do_json, "many": do_many, "word": do_word}
+    if len(sys.argv) < 2 or sys.argv[1] not in modes:
         usage()
-    (do_json if sys.argv[1] == "json" else do_word)(sys.argv[2:])
+    modes[sys.argv[1]](sys.argv[2:])
