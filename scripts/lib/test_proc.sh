@@ -149,11 +149,14 @@ if ip netns add "$ns" 2>/dev/null; then
 		source "$1/proc.sh"
 		ip netns add "$2"; cleanup_netns "$2"
 		if [ "$3" = 1 ]; then nft add table inet "$2"; cleanup_nft inet "$2"; fi
-		false' _ "$here" "$ns" "$have_nft"
+		echo made > "$4"
+		false' _ "$here" "$ns" "$have_nft" "$W/ns.made"
 	rc=$?
-	left=$(ip netns list | grep -c "^$ns\b")
-	[ "$have_nft" = 1 ] && nft list table inet "$ns" >/dev/null 2>&1 && left=$((left + 1))
-	[ "$rc" -ne 0 ] && [ "$left" -eq 0 ] &&
+	# (made: the child got as far as creating them, so the cleanup had work)
+	left=   # stays empty (and fails) if the namespaces cannot be listed
+	if nl=$(ip netns list); then left=$(grep -c "^$ns\b" <<<"$nl"); fi
+	[ -n "$left" ] && [ "$have_nft" = 1 ] && nft list table inet "$ns" >/dev/null 2>&1 && left=$((left + 1))
+	[ "$rc" -ne 0 ] && [ -s "$W/ns.made" ] && [ "$left" = 0 ] &&
 		ok "a namespace$([ "$have_nft" = 1 ] && echo " and an nftables table") removed after a failure" ||
 		bad "namespace/nft cleanup: rc $rc, $left left"
 	ip netns del "$ns" 2>/dev/null
