@@ -48,7 +48,7 @@ pp() {
 	proc_wait_for -p "$s" 20 bash -c "ss -ltn | grep -q ':$port '"
 	FI_MRC_SOCKET=$T/a.sock timeout 120 fi_pingpong "${extra[@]}" -e rdm -P "$port" -S "$size" -I "$iters" \
 		127.0.0.1 > "$T/pp.out" 2>&1
-	proc_stop -g 30 "$s" > /dev/null
+	wait "$s"   # its own timeout bounds it; tracked, so stopped if we end first
 	awk '/^[0-9]/ {printf "%.1f %.1f", 2 * $7, $6}' "$T/pp.out"
 }
 # mrcperf SIZE ITERS: "<mean RTT us>" from mrc-perf --latency through the same daemons
@@ -58,7 +58,7 @@ mrcperf() {
 	proc_start s "$PERF" -s "$T/b.sock" --server --port "$port" --timeout 60 > /dev/null 2>&1
 	"$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$port" --latency --size "$1" --iters "$2" --stats 0 \
 		--json --timeout 60 > "$T/perf.json" 2>/dev/null
-	proc_stop -g 30 "$s" > /dev/null
+	wait "$s"   # its own timeout bounds it; tracked, so stopped if we end first
 	python3 -c "
 import json; d = json.load(open('$T/perf.json'))
 print('%.1f' % d['latency_us']['mean'])" 2>/dev/null || echo "?"
