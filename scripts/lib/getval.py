@@ -70,21 +70,37 @@ def step(src, path, cur, comp):
     return cur[comp]
 
 
+def load(src, what):
+    """The JSON document in @src ("-": stdin), or fail naming @what."""
+    try:
+        text = sys.stdin.read() if src == "-" else open(src).read()
+    except OSError as e:
+        fail(src, what, e.strerror)
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        fail(src, what, "not JSON (%s)" % e)
+
+
+def walk(src, doc, path):
+    for comp in re.findall(r"(?:[^.\[]|\[[^\]]*\])+", path):
+        doc = step(src, path, doc, comp)
+    return doc
+
+
+def number(src, path, cur):
+    """@cur as printed, or fail: it is not a number."""
+    if not is_number(cur):
+        fail(src, path, "not a number: %s" % json.dumps(cur)[:60])
+    return repr(cur) if isinstance(cur, float) else str(cur)
+
+
 def do_json(args):
     if not (len(args) == 2 or (len(args) == 4 and args[2] == "--null")
             or (len(args) == 3 and args[2] == "--str")):
         usage()
     src, path = args[0], args[1]
-    try:
-        text = sys.stdin.read() if src == "-" else open(src).read()
-    except OSError as e:
-        fail(src, path, e.strerror)
-    try:
-        cur = json.loads(text)
-    except ValueError as e:
-        fail(src, path, "not JSON (%s)" % e)
-    for comp in re.findall(r"(?:[^.\[]|\[[^\]]*\])+", path):
-        cur = step(src, path, cur, comp)
+    cur = walk(src, load(src, path), path)
     if cur is None and len(args) == 4:
         print(args[3])
         return
@@ -93,36 +109,23 @@ def do_json(args):
             fail(src, path, "not a non-empty string: %s" % json.dumps(cur)[:60])
         print(cur)
         return
-    if not is_number(cur):
-        fail(src, path, "not a number: %s" % json.dumps(cur)[:60])
-    print(repr(cur) if isinstance(cur, float) else cur)
+    print(number(src, path, cur))
 
 
 def do_many(args):
     if len(args) < 3:
         usage()
     src, prefix, keys = args[0], args[1], args[2:]
-    try:
-        text = sys.stdin.read() if src == "-" else open(src).read()
-    except OSError as e:
-        fail(src, prefix, e.strerror)
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        fail(src, prefix, "not JSON (%s)" % e)
+    doc = load(src, prefix)
     bad = 0
     for key in keys:
         path = prefix + "." + key
-        try:
-            cur = doc
-            for comp in re.findall(r"(?:[^.\[]|\[[^\]]*\])+", path):
-                cur = step(src, path, cur, comp)
-            if not is_number(cur):
-                fail(src, path, "not a number: %s" % json.dumps(cur)[:60])
+        try:  # fail() exits: here it ends this key only
+            v = number(src, path, walk(src, doc, path))
         except SystemExit:
             bad = 1
             continue
-        print(key, repr(cur) if isinstance(cur, float) else cur)
+        print(key, v)
     sys.exit(bad)
 
 
