@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "config_internal.h"
@@ -576,16 +577,48 @@ static int sec_srv6(struct ctx *c, const yaml_node_t *v, void *base)
 
 /* control */
 
+/* What is at @path, for a message: "a regular file", ... */
+static const char *file_kind(mode_t m)
+{
+	if (S_ISREG(m))
+		return "a regular file";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISLNK(m))
+		return "a symbolic link";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	return "not a socket";
+}
+
+/* The daemon replaces a stale socket at control.socket (unlink, bind): the
+ * path must be absent or a socket, never a file it would destroy. Checked
+ * here, so that --check says so, and again when the socket is opened
+ * (ctl_server.c). A path we may not look at (EACCES) is the opening's to
+ * judge. */
 static int control_socket(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	struct mrcd_config *cfg = base;
+	const char *p = cfg->control.socket;
+	struct stat st;
 
 	if (cfg_get_str(c, v, cfg->control.socket, sizeof(cfg->control.socket), false) != 0)
 		return -EINVAL;
-	if (cfg->control.socket[0] != '/')
-		return cfg_fail(c, v, "\"%s\" must be an absolute path", cfg->control.socket);
-	if (cfg->control.socket[strlen(cfg->control.socket) - 1] == '/')
-		return cfg_fail(c, v, "\"%s\" names a directory, not a socket", cfg->control.socket);
+	if (p[0] != '/')
+		return cfg_fail(c, v, "\"%s\" must be an absolute path", p);
+	if (p[strlen(p) - 1] == '/')
+		return cfg_fail(c, v, "\"%s\" names a directory, not a socket", p);
+	if (lstat(p, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return cfg_fail(c, v, "\"%s\" is %s, not a socket: refusing to replace it", p,
+					file_kind(st.st_mode));
+	} else if (errno == ENOTDIR || errno == ELOOP) {
+		return cfg_fail(c, v, "\"%s\": %s", p, strerror(errno));
+	}
 	return 0;
 }
 
@@ -609,6 +642,9 @@ static int control_mode(struct ctx *c, const yaml_node_t *v, void *base)
 		return cfg_fail(c, v, "%s is out of range 0..0777", s);
 	if ((m & 0600) != 0600)
 		return cfg_fail(c, v, "%s: the owner needs read and write (0600)", s);
+	if (m & 0002)
+		return cfg_fail(c, v, "%s is world-writable (o+w): any local user could use the socket; "
+				"give access with control.group instead", s);
 	cfg->control.mode = (uint32_t)m;
 	return 0;
 bad:
@@ -627,15 +663,68 @@ static int control_group(struct ctx *c, const yaml_node_t *v, void *base)
 	return 0;
 }
 
+/* admin_uids / admin_gids: numeric ids (no name lookups while loading), at
+ * most MRCD_ADMIN_IDS_MAX, each once; (uid_t)-1 is not an id. */
+static int id_list(struct ctx *c, const yaml_node_t *v, const char *what, uint32_t *ids, unsigned *n_ids)
+{
+	int n = cfg_list_len(c, v);
+
+	if (n < 0)
+		return n;
+	if (n > MRCD_ADMIN_IDS_MAX)
+		return cfg_fail(c, v, "at most %d %ss", MRCD_ADMIN_IDS_MAX, what);
+	*n_ids = 0;
+	for (int i = 0; i < n; i++) {
+		const yaml_node_t *it = cfg_list_item(c, v, i);
+		size_t old = cfg_push_idx(c, (unsigned)i);
+		uint64_t id;
+		int rc = cfg_get_uint(c, it, 0, UINT32_MAX - 1, &id);
+
+		for (unsigned j = 0; rc == 0 && j < *n_ids; j++)
+			if (ids[j] == id)
+				rc = cfg_fail(c, it, "%s %u is listed twice", what, (unsigned)id);
+		cfg_pop(c, old);
+		if (rc != 0)
+			return rc;
+		ids[(*n_ids)++] = (uint32_t)id;
+	}
+	return 0;
+}
+
+static int control_admin_uids(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	struct mrcd_config *cfg = base;
+
+	return id_list(c, v, "uid", cfg->control.admin_uids, &cfg->control.n_admin_uids);
+}
+
+static int control_admin_gids(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	struct mrcd_config *cfg = base;
+
+	return id_list(c, v, "gid", cfg->control.admin_gids, &cfg->control.n_admin_gids);
+}
+
 static int sec_control(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	static const struct field f[] = {
 		FLD_FN("socket", control_socket),
 		FLD_FN("mode", control_mode),
 		FLD_FN("group", control_group),
+		FLD_UINT("max_connections", struct mrcd_config, control.max_connections, 4, 65536),
+		FLD_UINT("admin_reserved", struct mrcd_config, control.admin_reserved, 1, 65535),
+		FLD_UINT("idle_timeout_s", struct mrcd_config, control.idle_timeout_s, 1, 86400),
+		FLD_FN("admin_uids", control_admin_uids),
+		FLD_FN("admin_gids", control_admin_gids),
 	};
+	struct mrcd_config *cfg = base;
+	int rc = PARSE_MAP(c, v, f, base);
 
-	return PARSE_MAP(c, v, f, base);
+	if (rc == 0 && cfg->control.admin_reserved >= cfg->control.max_connections)
+		rc = cfg_fail_at(c, "control.admin_reserved", "control.max_connections",
+				 "%u leaves no connection for clients (control.max_connections is %u)",
+				 cfg->control.admin_reserved, cfg->control.max_connections);
+	return rc;
 }
 
 static int sec_telemetry(struct ctx *c, const yaml_node_t *v, void *base)
