@@ -46,12 +46,14 @@ void usage(FILE *f)
 static void help(void)
 {
 	usage(stdout);
-	printf("\ncommands (dashes and underscores are the same):\n");
+	printf("\ncommands (dashes and underscores are the same; [admin]: only for an admin peer,\n"
+	       "root, the daemon's user, control.admin_uids or admin_gids):\n");
 	for (unsigned c = MRCD_CTL_INVALID + 1; c < MRCD_CTL_CMD_COUNT; c++)
-		printf("  %-16s %s\n", mrcd_ctl_cmd_name((enum mrcd_ctl_cmd)c),
+		printf("  %-16s %s%s\n", mrcd_ctl_cmd_name((enum mrcd_ctl_cmd)c),
+		       mrcd_ctl_cmd_rights((enum mrcd_ctl_cmd)c) == MRCD_CTL_RIGHTS_ADMIN ? "[admin] " : "",
 		       mrcd_ctl_cmd_help((enum mrcd_ctl_cmd)c));
 	printf("  %-16s %s\n", "selftest",
-	       "run selftest_* on this daemon (sender) and --peer (receiver), report");
+	       "[admin] run selftest_* on this daemon (sender) and --peer (receiver), report");
 	printf("\nvalues: true/false, integers (decimal or 0x hex), decimals, \"quoted\" "
 	       "strings, else strings\n"
 	       "exit: 0 ok, 1 the daemon answered an error, 2 usage, 3 connection/I/O/timeout, "
