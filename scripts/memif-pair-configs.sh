@@ -3,7 +3,8 @@
 # four-plane memif pair of config/four-planes-memif-{a,b}.yaml with its memif
 # and control sockets in DIR (DIR/a.sock, DIR/b.sock) and DPDK file prefixes
 # TAG-a and TAG-b, so several pairs (the demo, benchmarks, tests) never share
-# a socket or a runtime directory.
+# a socket or a runtime directory. The memif sockets are files
+# (socket-abstract=no), so DIR's mode decides who can reach the planes.
 set -euo pipefail
 dir=${1:?directory}
 tag=${2:?file-prefix tag}
