@@ -1,19 +1,23 @@
-/* ctl_server.c - the control socket (ctl.h, docs/control.md): a UNIX stream
- * socket served by the main thread, one JSON request per line, parsed by
+/* ctl_server.c - the control sockets (ctl.h, docs/control.md): UNIX stream
+ * sockets served by the main thread, one JSON request per line, parsed by
  * lib/ctl (mrcd_ctl_parse), checked against the command's rights
  * (mrcd_ctl_rights_check), run by ctl_exec.c, one reply per line in order.
- * It owns the connections and what a connection can own, a client session:
- * attach creates one (the reply carries its file descriptors), the
- * connection's end stops it; and it answers `control`, its own state.
+ * Two sockets: control.socket, the admin's (every command), and the
+ * optional control.client_socket (client commands only); the socket a
+ * connection came through is its rights. It owns the connections and what
+ * a connection can own, a client session: attach creates one (the reply
+ * carries its file descriptors), the connection's end stops it; and it
+ * answers `control`, its own state.
  *
  * Nothing a peer does can stall the loop that serves everyone: sockets are
  * non-blocking, replies wait in a bounded queue per connection (lib/ctl's
  * ctl_conn.c) and a peer that lets it overflow is disconnected; a connection
  * without a session that moves no byte for control.idle_timeout_s is
- * closed; clients share max_connections - admin_reserved slots, so an admin
- * always finds one (and may take the place of an idle connection when every
- * slot is held); admin requests are served first in each round and client
- * requests within a time budget per round.
+ * closed; client-socket connections share max_connections - admin_reserved
+ * slots, so the admin socket always has one (and an admin may take the place
+ * of an idle connection when every slot is held); the admin socket has its
+ * own listen queue, is accepted from first, and admin requests are served
+ * first in each round, client requests within a time budget per round.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,7 +45,9 @@
 #define NS_PER_S 1000000000ull
 #define BURST 16                           /* requests of one connection per round */
 #define CLIENT_BUDGET_NS (5 * NS_PER_MS)   /* client requests per round, after the admins' */
-#define ACCEPT_BURST 64                    /* connections accepted per round */
+#define ACCEPT_BURST 1024                  /* connections accepted per round and socket */
+#define CLIENT_ACCEPT_NS (2 * NS_PER_MS)   /* ... on the client socket, at most this long: a
+					      flood waits in its own listen queue */
 #define ACCEPT_PAUSE_NS (100 * NS_PER_MS)  /* no accept(2) after EMFILE and the like */
 #define EVICT_MIN_IDLE_NS NS_PER_S         /* an admin displaces only a connection idle this long */
 #define REFUSE_MAX 16                      /* refused connections waiting for their request id */
@@ -74,7 +80,7 @@ struct ratelog {
 #define CTL_STATS(X)                                                                   \
 	X(accepted, "connections let in")                                              \
 	X(refused_busy, "connections refused with EBUSY (no slot)")                    \
-	X(refused_rights, "requests refused with EPERM (an admin command from a client)") \
+	X(refused_rights, "requests refused with EPERM (an admin command on the client socket)") \
 	X(closed_slow, "connections closed: more than 1 MiB of replies unread")       \
 	X(closed_idle, "connections without a session closed after idle_timeout_s")   \
 	X(evicted, "idle connections closed to let an admin in")                      \
@@ -82,21 +88,23 @@ struct ratelog {
 	X(requests, "request lines")                                                  \
 	X(errors, "error replies")
 
+enum { ADMIN = 0, CLIENT = 1 };
+#define LISTEN (1 << 30)            /* who[] of a listening socket: LISTEN + ADMIN or + CLIENT */
+
 struct mrcd_ctl_server {
 	struct mrcd_dp *dp;
 	const struct mrcd_config *cfg;
 	uint32_t next_session;
-	int lfd;
-	char path[MRCD_PATH_MAX];
+	int lfd[2];                 /* listening: [ADMIN] control.socket, [CLIENT] control.client_socket */
+	char path[2][MRCD_PATH_MAX];
 	struct client *c;           /* max of them */
 	unsigned max;               /* control.max_connections, or less if the fd limit says so */
 	unsigned reserved;          /* control.admin_reserved */
 	unsigned n_open, n_client_open, peak_open;
 	unsigned rr;                /* the client served first in the next round */
-	struct mrcd_ctl_admins admins;
 	struct refusal ref[REFUSE_MAX];
-	struct pollfd *pfd;         /* 1 + max + REFUSE_MAX */
-	int *who;                   /* pfd[k] is c[who[k]], or ref[-1 - who[k]] */
+	struct pollfd *pfd;         /* 2 + max + REFUSE_MAX */
+	int *who;                   /* pfd[k] is c[who[k]], ref[-1 - who[k]] or lfd[who[k] - LISTEN] */
 	uint64_t accept_pause_until;
 	struct ratelog log_refused, log_slow, log_idle, log_accept;
 	struct {
@@ -162,13 +170,108 @@ static unsigned fit_fd_limit(unsigned want, unsigned reserved)
 	return (unsigned)fit;
 }
 
+/* Bind and listen on @path (one of the configured sockets, named @key for
+ * messages) with @mode and @group. Only a socket is ever replaced (the
+ * configuration said so when it was loaded; the file system may have
+ * changed since); a live one is another daemon's. @return the listening
+ * descriptor or -errno with @err. */
+static int listen_on(const char *path, const char *key, uint32_t mode, const char *group,
+		     char *err, size_t errlen)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old_umask;
+	int fd, rc;
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s exists and is not a socket: refusing to replace it", key, path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
+		close(fd);
+		snprintf(err, errlen, "%s: %s: another daemon is listening there", key, path);
+		return -EADDRINUSE;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(path);
+	{
+		/* create the socket's directory (one level, e.g. /run/mrcd) */
+		char dir[MRCD_PATH_MAX];
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = 0;
+			if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+				MRCD_LOG(WARNING, ctl, "mkdir %s: %s\n", dir, strerror(errno));
+		}
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s: %s", key, path, strerror(errno));
+		return rc;
+	}
+	/* born 0600: nobody else may connect before the mode and group are set */
+	old_umask = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old_umask);
+	if (rc < 0 || listen(fd, SOMAXCONN) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s: %s", key, path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	if (group[0]) {
+		struct group *g = getgrnam(group);
+
+		if (!g) {
+			rc = -ENOENT;
+			snprintf(err, errlen, "%s: no group \"%s\" for %s", key, group, path);
+			goto fail;
+		}
+		if (chown(path, (uid_t)-1, g->gr_gid) < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: chown %s: %s", key, path, strerror(errno));
+			goto fail;
+		}
+	}
+	if (chmod(path, mode) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: chmod %s: %s", key, path, strerror(errno));
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	unlink(path);
+	return rc;
+}
+
+/* The listening sockets (closed and unlinked) and the tables. */
+static void server_free(struct mrcd_ctl_server *s)
+{
+	for (int l = ADMIN; l <= CLIENT; l++)
+		if (s->lfd[l] >= 0) {
+			close(s->lfd[l]);
+			unlink(s->path[l]);
+		}
+	free(s->c);
+	free(s->pfd);
+	free(s->who);
+	free(s);
+}
+
 int mrcd_ctl_open(struct mrcd_dp *dp, const struct mrcd_config *cfg,
 		  struct mrcd_ctl_server **out, char *err, size_t errlen)
 {
 	struct mrcd_ctl_server *s = calloc(1, sizeof(*s));
-	struct sockaddr_un a;
-	struct stat st;
-	int fd, rc;
+	int rc;
 
 	*out = NULL;
 	if (!s) {
@@ -177,103 +280,39 @@ int mrcd_ctl_open(struct mrcd_dp *dp, const struct mrcd_config *cfg,
 	}
 	s->dp = dp;
 	s->cfg = cfg;
-	s->lfd = -1;
+	s->lfd[ADMIN] = s->lfd[CLIENT] = -1;
 	s->reserved = cfg->control.admin_reserved;
 	s->max = fit_fd_limit(cfg->control.max_connections, s->reserved);
-	s->admins = (struct mrcd_ctl_admins){
-		.self_uid = (uint32_t)geteuid(),
-		.uids = cfg->control.admin_uids, .n_uids = cfg->control.n_admin_uids,
-		.gids = cfg->control.admin_gids, .n_gids = cfg->control.n_admin_gids,
-	};
 	s->c = calloc(s->max, sizeof(*s->c));
-	s->pfd = calloc(1 + s->max + REFUSE_MAX, sizeof(*s->pfd));
-	s->who = calloc(1 + s->max + REFUSE_MAX, sizeof(*s->who));
+	s->pfd = calloc(2 + s->max + REFUSE_MAX, sizeof(*s->pfd));
+	s->who = calloc(2 + s->max + REFUSE_MAX, sizeof(*s->who));
 	if (!s->c || !s->pfd || !s->who) {
 		snprintf(err, errlen, "out of memory");
 		rc = -ENOMEM;
-		goto fail_free;
+		goto fail;
 	}
 	for (unsigned i = 0; i < s->max; i++)
 		s->c[i].conn.fd = -1;
 	for (unsigned i = 0; i < REFUSE_MAX; i++)
 		s->ref[i].fd = -1;
-	snprintf(s->path, sizeof(s->path), "%s", cfg->control.socket);
-	memset(&a, 0, sizeof(a));
-	a.sun_family = AF_UNIX;
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", s->path);
-
-	/* Only a socket is ever replaced (the configuration said so when it
-	 * was loaded; the file system may have changed since). */
-	if (lstat(s->path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
-		snprintf(err, errlen, "control.socket: %s exists and is not a socket: refusing to replace it",
-			 s->path);
-		rc = -EEXIST;
-		goto fail_free;
-	}
-	/* a live socket means another daemon: refuse; a dead one is replaced */
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
-		close(fd);
-		snprintf(err, errlen, "control.socket: %s: another daemon is listening there", s->path);
-		rc = -EADDRINUSE;
-		goto fail_free;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (lstat(s->path, &st) == 0 && S_ISSOCK(st.st_mode))
-		unlink(s->path);
-	{
-		/* create the socket's directory (one level, e.g. /run/mrcd) */
-		char dir[MRCD_PATH_MAX];
-		char *slash;
-
-		snprintf(dir, sizeof(dir), "%s", s->path);
-		slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = 0;
-			if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-				MRCD_LOG(WARNING, ctl, "mkdir %s: %s\n", dir, strerror(errno));
-		}
-	}
-
-	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    listen(s->lfd, SOMAXCONN) < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "control.socket: %s: %s", s->path, strerror(errno));
-		if (s->lfd >= 0)
-			close(s->lfd);
-		goto fail_free;
-	}
-	if (chmod(s->path, cfg->control.mode) < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "control.mode: chmod %s: %s", s->path, strerror(errno));
+	snprintf(s->path[ADMIN], sizeof(s->path[ADMIN]), "%s", cfg->control.socket);
+	snprintf(s->path[CLIENT], sizeof(s->path[CLIENT]), "%s", cfg->control.client_socket);
+	rc = listen_on(s->path[ADMIN], "control.socket", cfg->control.mode, cfg->control.group,
+		       err, errlen);
+	if (rc < 0)
 		goto fail;
-	}
-	if (cfg->control.group[0]) {
-		struct group *g = getgrnam(cfg->control.group);
-
-		if (!g) {
-			rc = -ENOENT;
-			snprintf(err, errlen, "control.group: no group \"%s\"", cfg->control.group);
+	s->lfd[ADMIN] = rc;
+	if (s->path[CLIENT][0]) {
+		rc = listen_on(s->path[CLIENT], "control.client_socket", cfg->control.client_mode,
+			       cfg->control.client_group, err, errlen);
+		if (rc < 0)
 			goto fail;
-		}
-		if (chown(s->path, (uid_t)-1, g->gr_gid) < 0) {
-			rc = -errno;
-			snprintf(err, errlen, "control.group: chown %s: %s", s->path, strerror(errno));
-			goto fail;
-		}
+		s->lfd[CLIENT] = rc;
 	}
 	*out = s;
 	return 0;
 fail:
-	close(s->lfd);
-	unlink(s->path);
-fail_free:
-	free(s->c);
-	free(s->pfd);
-	free(s->who);
-	free(s);
+	server_free(s);
 	return rc;
 }
 
@@ -413,7 +452,8 @@ static json_t *control_json(struct mrcd_ctl_server *s, uint64_t now)
 		json_decref(list);
 		return NULL;
 	}
-	json_object_set_new(o, "socket", json_string(s->path));
+	json_object_set_new(o, "socket", json_string(s->path[ADMIN]));
+	json_object_set_new(o, "client_socket", json_string(s->path[CLIENT]));
 	set_u64(o, "max_connections", s->max);
 	set_u64(o, "admin_reserved", s->reserved);
 	set_u64(o, "idle_timeout_s", s->cfg->control.idle_timeout_s);
@@ -488,14 +528,22 @@ static void handle_line(struct mrcd_ctl_server *s, struct client *c, const char 
 	}
 }
 
-/* Run up to @max of @c's complete request lines. @return false if @c was
- * closed. */
-static bool run_lines(struct mrcd_ctl_server *s, struct client *c, unsigned max, uint64_t now)
+/* Run up to @max of @c's complete request lines, and none once the clock
+ * passes @until_ns (0: no limit). @return false if @c was closed. */
+static bool run_lines(struct mrcd_ctl_server *s, struct client *c, unsigned max, uint64_t now,
+		      uint64_t until_ns)
 {
 	for (unsigned k = 0; k < max && c->conn.fd >= 0; k++) {
 		const char *line;
 		size_t len;
-		int rc = mrcd_ctl_conn_next(&c->conn, &line, &len);
+		int rc;
+
+		if (k > 0) {
+			now = mrcd_dp_now_ns();
+			if (until_ns && now > until_ns)
+				break;
+		}
+		rc = mrcd_ctl_conn_next(&c->conn, &line, &len);
 
 		if (rc == 0)
 			break;
@@ -525,12 +573,24 @@ static bool run_lines(struct mrcd_ctl_server *s, struct client *c, unsigned max,
  * CLIENT_BUDGET_NS: a crowd of clients delays an operator by one budget. */
 static void run_requests(struct mrcd_ctl_server *s)
 {
-	uint64_t start = mrcd_dp_now_ns();
+	uint64_t start;
 	unsigned k;
 
-	for (unsigned i = 0; i < s->max; i++)
-		if (s->c[i].conn.fd >= 0 && s->c[i].conn.peer.admin)
-			run_lines(s, &s->c[i], BURST, mrcd_dp_now_ns());
+	for (unsigned i = 0; i < s->max; i++) {
+		struct client *c = &s->c[i];
+		uint64_t now = mrcd_dp_now_ns();
+
+		if (c->conn.fd < 0 || !c->conn.peer.admin)
+			continue;
+		/* an admin connection accepted this round: its request is
+		 * usually there already; answer it now, not a round later */
+		if (!mrcd_ctl_conn_has_input(&c->conn) && mrcd_ctl_conn_read(&c->conn, now) < 0) {
+			client_close(s, c);
+			continue;
+		}
+		run_lines(s, c, BURST, now, 0);
+	}
+	start = mrcd_dp_now_ns();
 	for (k = 0; k < s->max; k++) {
 		unsigned i = (s->rr + k) % s->max;
 		uint64_t now = mrcd_dp_now_ns();
@@ -538,7 +598,7 @@ static void run_requests(struct mrcd_ctl_server *s)
 		if (now - start > CLIENT_BUDGET_NS)
 			break;
 		if (s->c[i].conn.fd >= 0 && !s->c[i].conn.peer.admin)
-			run_lines(s, &s->c[i], BURST, now);
+			run_lines(s, &s->c[i], BURST, now, start + CLIENT_BUDGET_NS);
 	}
 	s->rr = (s->rr + (k ? k : 1)) % s->max;
 }
@@ -632,7 +692,7 @@ static void refuse(struct mrcd_ctl_server *s, int fd, const struct mrcd_ctl_peer
 		if (s->ref[i].fd < 0)
 			r = &s->ref[i];
 	log_limited(&s->log_refused, now, RTE_LOG_NOTICE,
-		    "refusing a connection of pid %u uid %u (%s): %u open, %u of them clients; "
+		    "refusing a connection of pid %u uid %u on the %s socket: %u open, %u of them clients; "
 		    "control.max_connections %u, admin_reserved %u", p->pid, p->uid,
 		    p->admin ? "admin" : "client", s->n_open, s->n_client_open, s->max, s->reserved);
 	if (!r) {
@@ -658,38 +718,33 @@ static void refuse(struct mrcd_ctl_server *s, int fd, const struct mrcd_ctl_peer
 
 /* ---- accepting ---------------------------------------------------------------------- */
 
-static void peer_of(struct mrcd_ctl_server *s, int fd, struct mrcd_ctl_peer *p)
+/* Who is at the other end (for the logs and `control`; the socket it came
+ * through, @admin, decides its rights). */
+static void peer_of(int fd, bool admin, struct mrcd_ctl_peer *p)
 {
 	struct ucred cr = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	socklen_t len = sizeof(cr);
-	uint32_t groups[256];
-	unsigned n_groups = 0;
 
-	memset(p, 0, sizeof(*p));
-	/* an unknown peer is nobody: uid -1 is never an admin */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
 		cr.uid = (uid_t)-1;
 		cr.gid = (gid_t)-1;
 	}
-	if (s->admins.n_gids > 0) {
-		socklen_t glen = sizeof(groups);
-
-		/* a peer in more than 256 groups is judged by the first 256 */
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0)
-			n_groups = glen / sizeof(groups[0]);
-	}
 	p->pid = (uint32_t)cr.pid;
 	p->uid = cr.uid;
 	p->gid = cr.gid;
-	p->admin = cr.uid != (uid_t)-1 &&
-		   mrcd_ctl_peer_is_admin(&s->admins, cr.uid, cr.gid, groups, n_groups);
+	p->admin = admin;
 }
 
-static void accept_new(struct mrcd_ctl_server *s, uint64_t now)
+/* Take what waits on listening socket @which (ADMIN or CLIENT). */
+static void accept_new(struct mrcd_ctl_server *s, int which, uint64_t now)
 {
+	uint64_t start = mrcd_dp_now_ns();
+
 	for (unsigned k = 0; k < ACCEPT_BURST; k++) {
+		if (which == CLIENT && (k & 15) == 15 && mrcd_dp_now_ns() - start > CLIENT_ACCEPT_NS)
+			return;
 		struct mrcd_ctl_peer p;
-		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		int fd = accept4(s->lfd[which], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		unsigned i;
 
 		if (fd < 0) {
@@ -707,7 +762,7 @@ static void accept_new(struct mrcd_ctl_server *s, uint64_t now)
 			}
 			return;
 		}
-		peer_of(s, fd, &p);
+		peer_of(fd, which == ADMIN, &p);
 		if (mrcd_ctl_admit(s->max, s->reserved, s->n_open, s->n_client_open, p.admin) < 0 &&
 		    !(p.admin && evict_for_admin(s, now) &&
 		      mrcd_ctl_admit(s->max, s->reserved, s->n_open, s->n_client_open, true) == 0)) {
@@ -738,10 +793,12 @@ void mrcd_ctl_serve(struct mrcd_ctl_server *s, int timeout_ms)
 	bool backlog = false;
 	unsigned n = 0;
 
-	if (now >= s->accept_pause_until) {
-		s->pfd[n] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
-		s->who[n++] = INT32_MAX;
-	}
+	if (now >= s->accept_pause_until)
+		for (int l = ADMIN; l <= CLIENT; l++)
+			if (s->lfd[l] >= 0) {
+				s->pfd[n] = (struct pollfd){ .fd = s->lfd[l], .events = POLLIN };
+				s->who[n++] = LISTEN + l;
+			}
 	for (unsigned i = 0; i < s->max; i++) {
 		struct mrcd_ctl_conn *c = &s->c[i].conn;
 		short ev = 0;
@@ -775,7 +832,7 @@ void mrcd_ctl_serve(struct mrcd_ctl_server *s, int timeout_ms)
 		short re = s->pfd[k].revents;
 		int w = s->who[k];
 
-		if (w == INT32_MAX || re == 0)
+		if (w >= LISTEN || re == 0)
 			continue;
 		if (w < 0) {
 			refusal_read(&s->ref[-1 - w]);
@@ -790,13 +847,16 @@ void mrcd_ctl_serve(struct mrcd_ctl_server *s, int timeout_ms)
 		if ((re & (POLLIN | POLLHUP | POLLERR)) && mrcd_ctl_conn_read(&c->conn, now) < 0)
 			client_close(s, c);
 	}
+	/* accept before running requests, the admin socket first: requests
+	 * wait in their buffers, admins' are served first */
+	for (unsigned k = 0; k < n && s->who[k] >= LISTEN; k++)
+		if (s->pfd[k].revents & POLLIN)
+			accept_new(s, s->who[k] - LISTEN, now);
 	run_requests(s);
 	now = mrcd_dp_now_ns();
 	for (unsigned i = 0; i < REFUSE_MAX; i++)
 		if (s->ref[i].fd >= 0 && now >= s->ref[i].deadline_ns)
 			refusal_end(&s->ref[i]);
-	if (n > 0 && s->who[0] == INT32_MAX && (s->pfd[0].revents & POLLIN))
-		accept_new(s, now);
 	close_idle(s, now);
 }
 
@@ -820,11 +880,5 @@ void mrcd_ctl_close(struct mrcd_ctl_server *s)
 			close(s->ref[i].fd);
 			s->ref[i].fd = -1;
 		}
-	if (s->lfd >= 0)
-		close(s->lfd);
-	unlink(s->path);
-	free(s->c);
-	free(s->pfd);
-	free(s->who);
-	free(s);
+	server_free(s);
 }

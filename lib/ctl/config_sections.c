@@ -595,18 +595,16 @@ static const char *file_kind(mode_t m)
 	return "not a socket";
 }
 
-/* The daemon replaces a stale socket at control.socket (unlink, bind): the
- * path must be absent or a socket, never a file it would destroy. Checked
+/* The daemon replaces a stale socket at its socket paths (unlink, bind):
+ * a path must be absent or a socket, never a file it would destroy. Checked
  * here, so that --check says so, and again when the socket is opened
  * (ctl_server.c). A path we may not look at (EACCES) is the opening's to
  * judge. */
-static int control_socket(struct ctx *c, const yaml_node_t *v, void *base)
+static int socket_path(struct ctx *c, const yaml_node_t *v, char *p, size_t cap)
 {
-	struct mrcd_config *cfg = base;
-	const char *p = cfg->control.socket;
 	struct stat st;
 
-	if (cfg_get_str(c, v, cfg->control.socket, sizeof(cfg->control.socket), false) != 0)
+	if (cfg_get_str(c, v, p, cap, false) != 0)
 		return -EINVAL;
 	if (p[0] != '/')
 		return cfg_fail(c, v, "\"%s\" must be an absolute path", p);
@@ -622,9 +620,24 @@ static int control_socket(struct ctx *c, const yaml_node_t *v, void *base)
 	return 0;
 }
 
-static int control_mode(struct ctx *c, const yaml_node_t *v, void *base)
+static int control_socket(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	struct mrcd_config *cfg = base;
+
+	return socket_path(c, v, cfg->control.socket, sizeof(cfg->control.socket));
+}
+
+static int control_client_socket(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	struct mrcd_config *cfg = base;
+
+	return socket_path(c, v, cfg->control.client_socket, sizeof(cfg->control.client_socket));
+}
+
+/* A socket's permission bits: the owner reads and writes, nobody else
+ * writes (connecting to a UNIX socket takes write permission). */
+static int socket_mode(struct ctx *c, const yaml_node_t *v, uint32_t *out)
+{
 	const char *s = cfg_scalar(c, v, "an octal mode");
 	const char *d;
 	unsigned long m;
@@ -644,65 +657,45 @@ static int control_mode(struct ctx *c, const yaml_node_t *v, void *base)
 		return cfg_fail(c, v, "%s: the owner needs read and write (0600)", s);
 	if (m & 0002)
 		return cfg_fail(c, v, "%s is world-writable (o+w): any local user could use the socket; "
-				"give access with control.group instead", s);
-	cfg->control.mode = (uint32_t)m;
+				"give access with a group instead", s);
+	*out = (uint32_t)m;
 	return 0;
 bad:
 	return cfg_fail(c, v, "must be an octal mode such as 0660, not \"%s\"", s);
+}
+
+static int control_mode(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	return socket_mode(c, v, &((struct mrcd_config *)base)->control.mode);
+}
+
+static int control_client_mode(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	return socket_mode(c, v, &((struct mrcd_config *)base)->control.client_mode);
+}
+
+static int group_name(struct ctx *c, const yaml_node_t *v, char *g, size_t cap)
+{
+	if (cfg_get_str(c, v, g, cap, false) != 0)
+		return -EINVAL;
+	for (const char *s = g; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
+			return cfg_fail(c, v, "\"%s\" is not a group name", g);
+	return 0;
 }
 
 static int control_group(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	struct mrcd_config *cfg = base;
 
-	if (cfg_get_str(c, v, cfg->control.group, sizeof(cfg->control.group), false) != 0)
-		return -EINVAL;
-	for (const char *s = cfg->control.group; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
-			return cfg_fail(c, v, "\"%s\" is not a group name", cfg->control.group);
-	return 0;
+	return group_name(c, v, cfg->control.group, sizeof(cfg->control.group));
 }
 
-/* admin_uids / admin_gids: numeric ids (no name lookups while loading), at
- * most MRCD_ADMIN_IDS_MAX, each once; (uid_t)-1 is not an id. */
-static int id_list(struct ctx *c, const yaml_node_t *v, const char *what, uint32_t *ids, unsigned *n_ids)
-{
-	int n = cfg_list_len(c, v);
-
-	if (n < 0)
-		return n;
-	if (n > MRCD_ADMIN_IDS_MAX)
-		return cfg_fail(c, v, "at most %d %ss", MRCD_ADMIN_IDS_MAX, what);
-	*n_ids = 0;
-	for (int i = 0; i < n; i++) {
-		const yaml_node_t *it = cfg_list_item(c, v, i);
-		size_t old = cfg_push_idx(c, (unsigned)i);
-		uint64_t id;
-		int rc = cfg_get_uint(c, it, 0, UINT32_MAX - 1, &id);
-
-		for (unsigned j = 0; rc == 0 && j < *n_ids; j++)
-			if (ids[j] == id)
-				rc = cfg_fail(c, it, "%s %u is listed twice", what, (unsigned)id);
-		cfg_pop(c, old);
-		if (rc != 0)
-			return rc;
-		ids[(*n_ids)++] = (uint32_t)id;
-	}
-	return 0;
-}
-
-static int control_admin_uids(struct ctx *c, const yaml_node_t *v, void *base)
+static int control_client_group(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	struct mrcd_config *cfg = base;
 
-	return id_list(c, v, "uid", cfg->control.admin_uids, &cfg->control.n_admin_uids);
-}
-
-static int control_admin_gids(struct ctx *c, const yaml_node_t *v, void *base)
-{
-	struct mrcd_config *cfg = base;
-
-	return id_list(c, v, "gid", cfg->control.admin_gids, &cfg->control.n_admin_gids);
+	return group_name(c, v, cfg->control.client_group, sizeof(cfg->control.client_group));
 }
 
 static int sec_control(struct ctx *c, const yaml_node_t *v, void *base)
@@ -711,15 +704,19 @@ static int sec_control(struct ctx *c, const yaml_node_t *v, void *base)
 		FLD_FN("socket", control_socket),
 		FLD_FN("mode", control_mode),
 		FLD_FN("group", control_group),
+		FLD_FN("client_socket", control_client_socket),
+		FLD_FN("client_mode", control_client_mode),
+		FLD_FN("client_group", control_client_group),
 		FLD_UINT("max_connections", struct mrcd_config, control.max_connections, 4, 65536),
 		FLD_UINT("admin_reserved", struct mrcd_config, control.admin_reserved, 1, 65535),
 		FLD_UINT("idle_timeout_s", struct mrcd_config, control.idle_timeout_s, 1, 86400),
-		FLD_FN("admin_uids", control_admin_uids),
-		FLD_FN("admin_gids", control_admin_gids),
 	};
 	struct mrcd_config *cfg = base;
 	int rc = PARSE_MAP(c, v, f, base);
 
+	if (rc == 0 && strcmp(cfg->control.client_socket, cfg->control.socket) == 0)
+		rc = cfg_fail_at(c, "control.client_socket", "control", "\"%s\" is control.socket too: "
+				 "the client socket needs a path of its own", cfg->control.client_socket);
 	if (rc == 0 && cfg->control.admin_reserved >= cfg->control.max_connections)
 		rc = cfg_fail_at(c, "control.admin_reserved", "control.max_connections",
 				 "%u leaves no connection for clients (control.max_connections is %u)",

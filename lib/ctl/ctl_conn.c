@@ -17,27 +17,6 @@
 
 /* ---- access ------------------------------------------------------------------------ */
 
-static bool id_in(uint32_t id, const uint32_t *ids, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (ids[i] == id)
-			return true;
-	return false;
-}
-
-bool mrcd_ctl_peer_is_admin(const struct mrcd_ctl_admins *a, uint32_t uid, uint32_t gid,
-			    const uint32_t *groups, unsigned n_groups)
-{
-	if (uid == 0 || uid == a->self_uid || id_in(uid, a->uids, a->n_uids))
-		return true;
-	if (id_in(gid, a->gids, a->n_gids))
-		return true;
-	for (unsigned i = 0; i < n_groups; i++)
-		if (id_in(groups[i], a->gids, a->n_gids))
-			return true;
-	return false;
-}
-
 int mrcd_ctl_rights_check(enum mrcd_ctl_cmd cmd, const struct mrcd_ctl_peer *p,
 			  char *reason, size_t reason_len)
 {
@@ -45,8 +24,9 @@ int mrcd_ctl_rights_check(enum mrcd_ctl_cmd cmd, const struct mrcd_ctl_peer *p,
 
 	if (mrcd_ctl_cmd_rights(cmd) == MRCD_CTL_RIGHTS_CLIENT || p->admin)
 		return 0;
-	snprintf(reason, reason_len, "%s: needs admin rights; this connection (uid %u, gid %u) is a "
-		 "client (control.admin_uids, control.admin_gids)", name ? name : "?", p->uid, p->gid);
+	snprintf(reason, reason_len, "%s: an admin command, and this is the client socket "
+		 "(control.client_socket); admin commands take the admin socket (control.socket)",
+		 name ? name : "?");
 	return -EPERM;
 }
 

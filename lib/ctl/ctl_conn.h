@@ -1,6 +1,6 @@
 /* ctl_conn.h - one connection to mrcd's control socket, without DPDK
  * (docs/control.md, "Connections" and "Access"): who the peer is and which
- * commands it may run, the framing of its request lines, a bounded queue of
+ * commands it may run (by the socket it came through), the framing of its request lines, a bounded queue of
  * its replies written without ever blocking (with the descriptors an attach
  * reply carries), and whether a new connection is let in. The daemon's
  * ctl_server.c owns the listening socket, the poll loop and the client
@@ -23,40 +23,26 @@
 #define MRCD_CTL_RAW_MAX 4096u  /* bytes taken from the socket at once */
 #define MRCD_CTL_FDS_MAX 3u     /* descriptors one reply carries (attach) */
 
-/** The process at the other end, from SO_PEERCRED when it connected. */
+/** The process at the other end (SO_PEERCRED when it connected) and the
+ *  socket it came through, which decides its rights. */
 struct mrcd_ctl_peer {
 	uint32_t pid, uid, gid;
-	bool admin;               /**< mrcd_ctl_peer_is_admin() at accept */
+	bool admin;               /**< came through the admin socket (control.socket) */
 };
-
-/** Who is admin (docs/control.md, "Access"). */
-struct mrcd_ctl_admins {
-	uint32_t self_uid;        /**< the daemon's effective uid: always admin, as is 0 */
-	const uint32_t *uids;     /**< control.admin_uids */
-	unsigned n_uids;
-	const uint32_t *gids;     /**< control.admin_gids */
-	unsigned n_gids;
-};
-
-/** Is a peer with @uid, primary @gid and supplementary @groups (@n_groups of
- *  them, SO_PEERGROUPS) an admin: uid 0 or @a->self_uid, a uid in @a->uids,
- *  or its gid or one of @groups in @a->gids? */
-bool mrcd_ctl_peer_is_admin(const struct mrcd_ctl_admins *a, uint32_t uid, uint32_t gid,
-			    const uint32_t *groups, unsigned n_groups);
 
 /**
- * May @p run @cmd? Its row's rights (MRCD_CTL_CMDS): CLIENT commands anyone
- * connected may run, ADMIN ones only an admin peer. The one place the
- * control socket checks rights.
- * @return 0, or -EPERM with @reason ("port_admin: needs admin rights; ...").
+ * May @p run @cmd? Its row's rights (MRCD_CTL_CMDS): CLIENT commands on
+ * either socket, ADMIN ones only on the admin socket. The one place the
+ * daemon checks rights.
+ * @return 0, or -EPERM with @reason ("port_admin: an admin command; ...").
  */
 int mrcd_ctl_rights_check(enum mrcd_ctl_cmd cmd, const struct mrcd_ctl_peer *p,
 			  char *reason, size_t reason_len);
 
 /**
  * Let a new connection in? @n_open connections are open, @n_client_open of
- * them from client (non-admin) peers. Clients share @max - @admin_reserved
- * slots; an admin may take any of the @max.
+ * them on the client socket. Those share @max - @admin_reserved slots; the
+ * admin socket's may take any of the @max.
  * @return 0, or -EBUSY (for an admin: every slot is taken; the caller may
  * close an idle connection to make room).
  */

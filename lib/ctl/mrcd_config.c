@@ -69,6 +69,7 @@ void mrcd_config_defaults(struct mrcd_config *c)
 	c->srv6.enabled = false;
 	snprintf(c->control.socket, sizeof(c->control.socket), "%s", "/run/mrcd/mrcd.sock");
 	c->control.mode = 0660;
+	c->control.client_mode = 0660;
 	c->control.max_connections = 256;
 	c->control.admin_reserved = 8;
 	c->control.idle_timeout_s = 60;

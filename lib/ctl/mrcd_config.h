@@ -27,7 +27,6 @@
 #define MRCD_DEVARGS_MAX 256          /* DPDK device argument string, incl. NUL */
 #define MRCD_PATH_MAX 108             /* sizeof(sockaddr_un.sun_path) */
 #define MRCD_GROUP_MAX 64             /* group name, incl. NUL */
-#define MRCD_ADMIN_IDS_MAX 32         /* control.admin_uids, control.admin_gids entries */
 #define MRCD_MAX_LCORES 4             /* worker lcores: one engine each, D63 (MRCP_SHARDS) */
 #define MRCD_LCORE_ID_MAX 1023        /* highest lcore id accepted */
 #define MRCD_SRV6_MAX_USIDS 6         /* uSIDs in an F3216 DA (§2.3) */
@@ -169,21 +168,21 @@ struct mrcd_config {
 	} srv6;
 
 	struct {
-		char socket[MRCD_PATH_MAX]; /**< UNIX socket path, absolute; absent
-						 or a socket when loaded */
-		uint32_t mode;        /**< permission bits of the socket, 0..0777, never o+w */
-		char group[MRCD_GROUP_MAX]; /**< owning group; "" = the daemon's */
-		uint32_t max_connections; /**< control connections at once, admin ones included */
-		uint32_t admin_reserved;  /**< of max_connections, kept for admin peers;
+		/* Two sockets (docs/control.md, "Access"): the socket you came
+		 * through decides what you may run. */
+		char socket[MRCD_PATH_MAX]; /**< the admin socket: every command;
+						 absolute, absent or a socket when loaded */
+		uint32_t mode;        /**< its permission bits, 0..0777, never o+w */
+		char group[MRCD_GROUP_MAX]; /**< its group; "" = the daemon's */
+		char client_socket[MRCD_PATH_MAX]; /**< the client socket: client
+						 commands only; "" = none */
+		uint32_t client_mode; /**< its permission bits, never o+w */
+		char client_group[MRCD_GROUP_MAX]; /**< its group; "" = the daemon's */
+		uint32_t max_connections; /**< control connections at once, on both sockets */
+		uint32_t admin_reserved;  /**< of max_connections, kept for the admin socket;
 					       < max_connections */
 		uint32_t idle_timeout_s;  /**< a connection without a client session that
 					       moves no byte for this long is closed, s */
-		uint32_t admin_uids[MRCD_ADMIN_IDS_MAX]; /**< admin peers besides root
-							      and the daemon's user */
-		unsigned n_admin_uids;
-		uint32_t admin_gids[MRCD_ADMIN_IDS_MAX]; /**< admin if the peer's gid or
-							      one of its groups is here */
-		unsigned n_admin_gids;
 	} control;
 
 	struct {

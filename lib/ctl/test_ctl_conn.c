@@ -1,5 +1,5 @@
-/* test_ctl_conn.c - unit tests for ctl_conn.c (ctl_conn.h): who is admin,
- * the rights column of the command table and its one check, the admission
+/* test_ctl_conn.c - unit tests for ctl_conn.c (ctl_conn.h): the rights
+ * column of the command table and its one check, the admission
  * rule with the admin reserve, request framing, and the reply queue against
  * a peer (a socketpair) that does not read: it never blocks, it keeps at
  * most out_max bytes plus one reply, and an attach reply's descriptors
@@ -22,23 +22,6 @@ static const struct mrcd_ctl_peer client_peer = {.pid = 1, .uid = 65534, .gid = 
 static const struct mrcd_ctl_peer admin_peer = {.pid = 1, .uid = 0, .gid = 0, .admin = true};
 
 /* ---- access ------------------------------------------------------------------------ */
-
-TEST(ctl_conn, peer_is_admin__root_self_listed_uid_gid_or_group)
-{
-	static const uint32_t uids[] = {1000, 1001}, gids[] = {27};
-	static const uint32_t groups_with[] = {100, 27}, groups_without[] = {100, 101};
-	struct mrcd_ctl_admins a = {.self_uid = 500, .uids = uids, .n_uids = 2, .gids = gids, .n_gids = 1};
-	struct mrcd_ctl_admins none = {.self_uid = 500};
-
-	ASSERT_TRUE(mrcd_ctl_peer_is_admin(&none, 0, 0, NULL, 0));
-	ASSERT_TRUE(mrcd_ctl_peer_is_admin(&none, 500, 500, NULL, 0));
-	ASSERT_FALSE(mrcd_ctl_peer_is_admin(&none, 1000, 1000, NULL, 0));
-	ASSERT_TRUE(mrcd_ctl_peer_is_admin(&a, 1001, 1001, NULL, 0));
-	ASSERT_TRUE(mrcd_ctl_peer_is_admin(&a, 2000, 27, NULL, 0));
-	ASSERT_TRUE(mrcd_ctl_peer_is_admin(&a, 2000, 2000, groups_with, 2));
-	ASSERT_FALSE(mrcd_ctl_peer_is_admin(&a, 2000, 2000, groups_without, 2));
-	ASSERT_FALSE(mrcd_ctl_peer_is_admin(&a, 65534, 65534, NULL, 0));
-}
 
 /* The documented split (docs/control.md, "Access"): a change here is a
  * change of the security model and of that table. */
@@ -81,8 +64,10 @@ TEST(ctl_conn, rights_check__a_client_is_refused_every_admin_command)
 		ASSERT_EQ(admin_only ? -EPERM : 0, mrcd_ctl_rights_check(cmd, &client_peer, reason, sizeof(reason)));
 		if (admin_only) {
 			ASSERT_TRUE(strncmp(reason, mrcd_ctl_cmd_name(cmd), strlen(mrcd_ctl_cmd_name(cmd))) == 0);
-			ASSERT_TRUE(strstr(reason, "needs admin rights") != NULL);
-			ASSERT_TRUE(strstr(reason, "uid 65534") != NULL);
+			ASSERT_TRUE(strstr(reason, "an admin command") != NULL);
+			/* one whole line, not cut */
+			ASSERT_LT(strlen(reason), sizeof(reason) - 1);
+			ASSERT_TRUE(strstr(reason, "(control.socket)") != NULL);
 		}
 		ASSERT_EQ(0, mrcd_ctl_rights_check(cmd, &admin_peer, reason, sizeof(reason)));
 	}
