@@ -57,10 +57,9 @@ enum mrcd_ctl_route {
 
 /*
  * Who may run a command (the RIGHTS column below; docs/control.md, "Access").
- * A connection's peer is an admin when its uid is 0 or the daemon's own, or
- * is in control.admin_uids, or its gid or one of its groups is in
- * control.admin_gids (mrcd_ctl_peer_is_admin); anyone else who can open the
- * socket is a client.
+ * The socket a connection came through decides: control.socket is the
+ * admin's (every command), control.client_socket runs CLIENT commands only;
+ * who may connect to each is its file's mode and group.
  */
 enum mrcd_ctl_rights {
 	MRCD_CTL_RIGHTS_ADMIN = 0, /* changes the daemon or reads other tenants' state */
