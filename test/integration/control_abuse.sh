@@ -27,7 +27,7 @@ ABUSER=${CTL_ABUSER:?path to ctl_abuser}
 PERF=${MRC_PERF:?path to mrc-perf}
 EX=${EXAMPLES:?path to the examples directory}
 NOBODY=(setpriv --reuid 65534 --regid 65534 --clear-groups)
-XFER=${ABUSE_TRANSFER_S:-15} # each phase's transfer, s: longer than its abuse lasts
+XFER=${ABUSE_TRANSFER_S:-30} # each phase's transfer, s: longer than its abuse lasts, also on a loaded host
 B_IDLE=20                    # b's control.idle_timeout_s
 
 getent group nogroup >/dev/null || { bad "no group nogroup (gid 65534) on this host"; finish; exit 1; }
