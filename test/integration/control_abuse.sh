@@ -78,8 +78,12 @@ probe() {
 	done
 	echo "$label: $n calls in $(( (t1 - start) / 1000 )) ms, $fails late or failed, worst wall time $((worst / 1000)) ms" \
 		>> "$T/probe.txt"
-	check "$label: the operator's status answered $((n - fails))/$n calls within 100 ms (worst wall time $((worst / 1000)) ms)" \
-		test "$fails" -eq 0 -a "$n" -ge 10
+	# at most one call late, and one more per 50: on a 2-CPU host whose two CPUs the
+	# daemons' polling lcores already take, the daemon's control thread is
+	# sometimes not scheduled for 100 ms whatever it does (one late call in
+	# 33 at load 15); a daemon that lets a client hold it fails every call
+	check "$label: the operator's status answered $((n - fails))/$n calls within 100 ms, at most 1 + 1 in 50 late (worst wall time $((worst / 1000)) ms)" \
+		test "$n" -ge 10 -a "$fails" -le $((1 + n / 50))
 	[ "$fails" -eq 0 ] || sed 's/^/    /' "$T/probe.err" | sort | uniq -c | head -3
 }
 
