@@ -15,12 +15,20 @@ bad() { echo "FAIL $*"; FAIL=$((FAIL + 1)); }
 # A small tree with the shape of the real one and every allowed edge.
 clean() {
 	local d=$1
-	mkdir -p "$d"/lib/{core,shm,client,ctl,dp} "$d"/app/mrcd "$d"/test/lib
+	mkdir -p "$d"/lib/{core,shm,client,ctl,dp,fabric} "$d"/app/mrcd "$d"/test/lib
 	printf '#include <stdint.h>\n#include <string.h>\n' > "$d/lib/core/mrcp_x.h"
 	printf '#include "mrcp_x.h"\nint mrcp_x(void) { return 0; }\n' > "$d/lib/core/x.c"
 	printf '#include <stdatomic.h>\n' > "$d/lib/shm/mrc_shm.h"
 	printf '#include "mrc_shm.h"\n' > "$d/lib/shm/shm.c"
 	printf '#include "mrc_shm.h"\n#include <pthread.h>\n' > "$d/lib/client/client.c"
+	printf '#include <stdint.h>\n' > "$d/lib/client/mrc_client.h"
+	printf '#include "mrc_client.h"\n' > "$d/lib/client/client_internal.h"
+	# lib/fabric: lib/client's public header taken as an installed one,
+	# libfabric's headers, libc and POSIX
+	printf '#include <mrc_client.h>\n#include <rdma/fabric.h>\n#include <pthread.h>\n' > "$d/lib/fabric/mrcfi.h"
+	printf '#include "mrcfi.h"\n#include <sys/epoll.h>\n' > "$d/lib/fabric/ep.c"
+	printf '#include "mrcfi.h"\n#include "mrcp_test.h"\n' > "$d/lib/fabric/test_mrcfi.c"
+	printf '#include <mpi.h>\n' > "$d/lib/fabric/test_mpi.c"
 	printf '#include <jansson.h>\n#include <yaml.h>\n#include "mrcp_x.h"\n' > "$d/lib/ctl/ctl_proto.c"
 	printf '#include "mrcp_test.h"\n#include "mrcp_x.h"\n' > "$d/lib/ctl/test_ctl_proto.c"
 	printf '#include <stdint.h>\n#include "mrcp_x.h"\n#include "mrc_shm.h"\n' > "$d/lib/dp/dp.h"
@@ -91,6 +99,28 @@ breach "a meson.build with ../../" "reaches into another directory with ../../" 
 	"echo \"files('../../app/mrcd/x.c')\" >> lib/dp/meson.build"
 breach "a library without C sources" "lib/ctl is missing or has no C sources" \
 	"rm -f lib/ctl/*.c"
+
+# lib/fabric: DPDK-free, lib/client's public header only, nothing of app/
+breach "lib/fabric includes a header of app/" "lib/fabric: lib/fabric/ep.c includes \"mrcd_config.h\" (app/mrcd/mrcd_config.h)" \
+	"echo '#include \"mrcd_config.h\"' >> lib/fabric/ep.c"
+breach "lib/fabric includes a header of app/ with <...>" "lib/fabric: lib/fabric/mrcfi.h includes \"mrcd_config.h\" (app/mrcd/mrcd_config.h)" \
+	"echo '#include <mrcd_config.h>' >> lib/fabric/mrcfi.h"
+breach "lib/fabric includes lib/client's internal header" "of lib/client it may use only the public header mrc_client.h" \
+	"echo '#include \"client_internal.h\"' >> lib/fabric/ep.c"
+breach "lib/fabric includes a header of lib/core (not below it)" "lib/fabric may use only its own headers and those of client" \
+	"echo '#include <mrcp_x.h>' >> lib/fabric/ep.c"
+breach "lib/fabric includes a header of lib/dp" "lib/fabric may use only its own headers and those of client" \
+	"echo '#include \"dp.h\"' >> lib/fabric/ep.c"
+breach "lib/fabric includes DPDK" "lib/fabric must stay DPDK-free: lib/fabric/ep.c" \
+	"echo '#include <rte_mbuf.h>' >> lib/fabric/ep.c"
+breach "lib/fabric reaches DPDK through lib/client's header" "lib/fabric must stay DPDK-free: lib/fabric/mrcfi.h" \
+	"echo '#include <rte_ring.h>' >> lib/client/mrc_client.h"
+breach "lib/fabric includes jansson" "lib/fabric must not include libyaml or jansson" \
+	"echo '#include <jansson.h>' >> lib/fabric/ep.c"
+breach "lib/fabric climbs with ../" "by a path" \
+	"echo '#include \"../client/client_internal.h\"' >> lib/fabric/ep.c"
+breach "lib/fabric without C sources" "lib/fabric is missing or has no C sources" \
+	"rm -rf lib/fabric"
 
 mkdir -p "$T/empty"
 rm -rf "$T/t" && cp -r "$T/empty" "$T/t"

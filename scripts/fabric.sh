@@ -217,7 +217,7 @@ EOF
 }
 
 start_mrcd() { # start_mrcd A|B
-	local h=$1 lo=${1,,} pid st
+	local h=$1 lo=${1,,}
 	mrcd_config "$h" > "$DIR/$lo.yaml"
 	[ -x "$BUILD/app/mrcd/mrcd" ] || die "no $BUILD/app/mrcd/mrcd: build first (or --build DIR / --no-mrcd)"
 	# not tracked by proc.sh: the daemons outlive this script; `down` stops them
@@ -234,9 +234,7 @@ start_mrcd() { # start_mrcd A|B
 		done
 		exec ip netns exec "$(ns "$h")" "$BUILD/app/mrcd/mrcd" -c "$DIR/$lo.yaml" "${seed[@]}"
 	) > "$DIR/$lo.log" 2>&1 < /dev/null &
-	pid=$!
-	st=$(_proc_start_time "$pid") || st=-
-	echo "$pid:$st" > "$DIR/$lo.pid"
+	proc_pidfile $! "$DIR/$lo.pid"
 }
 
 mrcctl() { "$BUILD/app/mrcctl/mrcctl" "$@"; }
@@ -355,24 +353,10 @@ EOF
 
 # ---- down --------------------------------------------------------------------------
 
-stop_pidfile() { # stop_pidfile FILE: stop the daemon it names, if it is still that process
-	local e pid st now
-	[ -f "$1" ] || return 0
-	e=$(cat "$1")
-	pid=${e%%:*} st=${e#*:}
-	if kill -0 "$pid" 2>/dev/null; then
-		now=$(_proc_start_time "$pid") || now=
-		if [ -n "$now" ] && { [ "$st" = - ] || [ "$now" = "$st" ]; }; then
-			proc_stop -g 20 "$pid" || true
-		fi
-	fi
-	rm -f "$1"
-}
-
 cmd_down() {
 	local n
-	stop_pidfile "$DIR/a.pid"
-	stop_pidfile "$DIR/b.pid"
+	proc_stop_pidfile -g 20 "$DIR/a.pid"
+	proc_stop_pidfile -g 20 "$DIR/b.pid"
 	# every namespace of this fabric, whatever `up` got through; the veths,
 	# qdiscs and nftables tables inside go with them
 	for n in $(ip netns list | awk -v p="^$NAME-" '$1 ~ p {print $1}'); do

@@ -1,87 +1,14 @@
-/* req.c - the requester side of a QP: segmentation of Write / WriteImm work
- * requests into PSNs, the scoreboard and its send-order list, SACK / NACK /
- * AETH processing, loss inference (D29), retransmission on another EV (D31),
- * RTO rounds (§4.5, D32, D33), reliability probes (D36, D45) and completions
- * in MSN order (D38). It chooses EVs through ev.c and asks cc_*.c for the
- * window; it never touches the responder's state. */
-#include <errno.h>
+/* req.c - the requester side of a QP: the scoreboard's acknowledgements -
+ * SACK / NACK / AETH processing, loss inference (D29, D65) and completions
+ * in MSN order (D38). Segmentation of Write / WriteImm work requests into
+ * PSNs and their (re)transmission on another EV (D31) are req_tx.c;
+ * deadlines, reliability probes (D36, D45) and RTO rounds (§4.5, D32, D33)
+ * are req_timer.c; req_internal.h is what the three share. It chooses EVs
+ * through ev.c and asks cc_*.c for the window; it never touches the
+ * responder's state. */
 #include <string.h>
 
-#include "engine_internal.h"
-
-#define ONE_SECOND_NS 1000000000ull
-
-static inline struct sb_entry *sb_at(struct qp *qp, uint32_t psn)
-{
-	return &qp->sb[psn & qp->sb_mask];
-}
-
-static inline bool psn_in_flight(const struct qp *qp, uint32_t psn)
-{
-	return mrcp_psn_ge(psn, qp->snd_una) && mrcp_psn_lt(psn, qp->next_psn);
-}
-
-/* ---- the send-order list (oldest transmission first) ------------------------- */
-
-static inline void out_push(struct qp *qp, uint32_t psn)
-{
-	struct sb_entry *en = sb_at(qp, psn);
-
-	en->prev = qp->out_tail;
-	en->next = NIL;
-	if (qp->out_tail != NIL)
-		sb_at(qp, qp->out_tail)->next = psn;
-	else
-		qp->out_head = psn;
-	qp->out_tail = psn;
-	en->flags |= SB_OUT;
-	qp->n_out++;
-	qp->outstanding_bytes += en->nominal;
-	qp->cc->inflight += en->nominal; /* the QPCC's count (mrcp_cc.h) */
-}
-
-/* Take @psn off the send-order list, and its bytes out of the QPCC's
- * inflight: the one place a packet leaves flight (but a QP's error or free,
- * which drops its whole list). Nothing if it was not on the list. */
-static inline void out_remove(struct qp *qp, uint32_t psn)
-{
-	struct sb_entry *en = sb_at(qp, psn);
-
-	if (!(en->flags & SB_OUT))
-		return;
-	if (en->prev != NIL)
-		sb_at(qp, en->prev)->next = en->next;
-	else
-		qp->out_head = en->next;
-	if (en->next != NIL)
-		sb_at(qp, en->next)->prev = en->prev;
-	else
-		qp->out_tail = en->prev;
-	en->flags &= (uint8_t)~SB_OUT;
-	qp->n_out--;
-	qp->outstanding_bytes -= en->nominal;
-	qp->cc->inflight -= en->nominal;
-}
-
-/* Take @psn off the wire and queue it for retransmission (D31). The caller
- * gives the CC its signal, if any, after this: on_loss, on_nack or
- * on_timeout see inflight without the packet. */
-static void rtx_queue(struct qp *qp, uint32_t psn, uint8_t cause, uint64_t not_before)
-{
-	struct sb_entry *en = sb_at(qp, psn);
-
-	out_remove(qp, psn);
-	if (qp->mode == MRCP_MODE_MRC)
-		mrcp_ev_probation_settled(&qp->evs, en->ev);
-	if (!(en->flags & SB_RTXQ)) {
-		en->flags |= SB_RTXQ;
-		qp->n_rtxq++;
-	}
-	en->rtx_cause = cause;
-	en->not_before_ns = not_before;
-}
-
-enum { CAUSE_FAST = 1, CAUSE_NACK, CAUSE_RTO, CAUSE_PORT };
+#include "req_internal.h"
 
 /* D64: a PSN whose loss or RTO was charged to an EV is acknowledged. If
  * the copy that arrived is known to be an earlier one than the last resend
@@ -242,307 +169,6 @@ static void ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint
 	qp->last_progress_ns = e->now;
 }
 
-/* ---- building data packets ------------------------------------------------------------ */
-
-static uint32_t wqe_npkts(const struct qp *qp, const struct wqe *w)
-{
-	return w->len == 0 ? 1 : (w->len + qp->mtu - 1) / qp->mtu;
-}
-
-/* Packet @idx of the @n in @w. */
-static uint8_t data_opcode(const struct wqe *w, uint32_t n, uint32_t idx)
-{
-	bool imm = w->opcode == MRCP_WR_WRITE_IMM;
-
-	if (n == 1)
-		return imm ? MRCP_OP_WRITE_ONLY_IMM : MRCP_OP_WRITE_ONLY;
-	if (idx == 0)
-		return MRCP_OP_WRITE_FIRST;
-	if (idx + 1 < n)
-		return MRCP_OP_WRITE_MIDDLE;
-	return imm ? MRCP_OP_WRITE_LAST_IMM : MRCP_OP_WRITE_LAST;
-}
-
-/* BTH + METH + TSETH + RETH [+ ImmDt] + payload + pad (§3.1) */
-static uint32_t data_mrc_len(const struct wqe *w, uint32_t len)
-{
-	uint32_t hdr = (uint32_t)(sizeof(struct mrcp_bth_wire) + sizeof(struct mrcp_meth_wire) +
-				  sizeof(struct mrcp_tseth_wire) + sizeof(struct mrcp_reth_wire));
-
-	if (w->opcode == MRCP_WR_WRITE_IMM)
-		hdr += sizeof(struct mrcp_imm_wire); /* only the last packet, but charge all alike */
-	return hdr + ((len + 3) & ~3u);
-}
-
-static uint8_t data_dscp(const struct mrcp_engine *e, const struct qp *qp, bool rtx)
-{
-	if (!qp->peer_trim_nack)
-		return e->cfg.dscp.dscp[MRCP_DSCP_CLASS_NO_TRIM]; /* D40 */
-	return e->cfg.dscp.dscp[rtx ? MRCP_DSCP_CLASS_TRIMMABLE_RETX : MRCP_DSCP_CLASS_TRIMMABLE]; /* D31 */
-}
-
-/* Write @w's header template once (mrcp_data_hdr_patch() fills in the
- * per-packet fields). */
-static void wqe_template(const struct qp *qp, struct wqe *w)
-{
-	/* RETH in every packet */
-	mrcp_data_hdr_template(w->hdr, qp->dqpn, w->msn, w->rq_msn, w->rkey, w->len,
-			       w->opcode == MRCP_WR_WRITE_IMM, w->imm);
-	w->npkts = wqe_npkts(qp, w);
-	w->hdr_ready = true;
-}
-
-/* Fill @tx with PSN @psn of the message in @w (entry @en), on EV @ev. */
-static MRCP_PKT_INLINE void build_data(struct mrcp_engine *e, struct qp *qp, struct wqe *w,
-				      const struct sb_entry *en, uint32_t psn, int ev, bool rtx,
-				      struct mrcp_tx *tx)
-{
-	uint32_t idx = (uint32_t)mrcp_psn_diff(psn, w->first_psn);
-	uint32_t off = en->msg_off, left = en->len;
-	uint8_t pad = (uint8_t)((4 - (en->len & 3)) & 3);
-	const struct mrcp_ev *v = &qp->evs.evs[ev];
-
-	if (!w->hdr_ready)
-		wqe_template(qp, w);
-	memcpy(tx->hdr, w->hdr, sizeof(w->hdr));
-	tx->opcode = data_opcode(w, w->npkts, idx);
-	tx->hdr_len = (uint16_t)mrcp_data_hdr_patch(tx->hdr, tx->opcode, pad,
-						    idx + 1 == w->npkts, /* AckReq on the last */
-						    rtx, psn, mrcp__ts_now(e->now) /* D13 */,
-						    w->remote_va + off);
-	tx->pad = pad;
-	tx->payload_len = left;
-	/* the payload as pieces of the scatter list */
-	if (w->n_sge == 1 && left != 0) {
-		tx->seg[0].ptr = w->sge[0].host + off;
-		tx->seg[0].len = left;
-		tx->n_seg = 1;
-	} else {
-		uint32_t pos = 0;
-
-		tx->n_seg = 0;
-		for (unsigned i = 0; i < w->n_sge && left > 0; i++) {
-			uint32_t l = w->sge[i].len;
-			if (off >= pos + l) {
-				pos += l;
-				continue;
-			}
-			uint32_t from = off - pos, take = l - from;
-			if (take > left)
-				take = left;
-			tx->seg[tx->n_seg].ptr = w->sge[i].host + from;
-			tx->seg[tx->n_seg].len = take;
-			tx->n_seg++;
-			off += take;
-			left -= take;
-			pos += l;
-		}
-	}
-	tx->port = v->port;
-	tx->ev = v->value;
-	tx->dscp = data_dscp(e, qp, rtx);
-	tx->ecn = MRCP_ECN_ECT0; /* D9 */
-	tx->psn = psn;
-	tx->qpn = qp->qpn;
-	tx->rtx = rtx;
-	tx->dst = qp->peer->port_addr[v->port - 1];
-}
-
-/* Choose the EV for a packet; RC mode always uses its one EV. */
-static int pick_ev(struct mrcp_engine *e, struct qp *qp, int exclude)
-{
-	if (qp->mode == MRCP_MODE_RC)
-		return qp->rc_ev;
-	return mrcp_ev_select(&qp->evs, e->now, exclude, e->port_room);
-}
-
-/* The EV for a retransmission of @en (D31): a GOOD EV other than the one
- * the lost copy used, and after a silent loss (inferred or RTO) one on
- * another plane when there is one (D62): silence is how a failed plane
- * shows itself, its other EVs are likely dead too, and a sparse flow (a
- * credit return, a tail) that retries on the same plane loses a probe
- * period (or an RTO, D33) per EV until every EV of the plane is retired. */
-static int pick_rtx_ev(struct mrcp_engine *e, struct qp *qp, const struct sb_entry *en)
-{
-	int ev;
-
-	if (qp->mode != MRCP_MODE_MRC)
-		return qp->rc_ev;
-	if ((en->rtx_cause == CAUSE_RTO || en->rtx_cause == CAUSE_FAST) && e->cfg.n_ports > 1) {
-		ev = mrcp_ev_select(&qp->evs, e->now, en->ev, e->port_room & ~(1u << (en->port - 1)));
-		if (ev >= 0)
-			return ev;
-	}
-	return mrcp_ev_select(&qp->evs, e->now, en->ev, e->port_room);
-}
-
-/* @en's RTO interval, T x b (§4.5), at most 1 s. */
-static inline uint64_t rto_ival(const struct qp *qp, const struct sb_entry *en)
-{
-	uint64_t ival = en->b_exp >= 40 ? ONE_SECOND_NS : qp->T_ns << en->b_exp;
-
-	return ival < ONE_SECOND_NS ? ival : ONE_SECOND_NS;
-}
-
-/* Record a (re)transmission of @psn on @ev. */
-static MRCP_PKT_INLINE void on_sent(struct mrcp_engine *e, struct qp *qp, uint32_t psn, int ev, bool rtx)
-{
-	struct sb_entry *en = sb_at(qp, psn);
-	uint8_t b_exp = 0;
-	uint64_t ival;
-
-	/* §4.5: b = 1 unless this send is an RTO retransmission */
-	if ((en->flags & SB_BY_TIMEOUT) && qp->k >= qp->linear_cnt)
-		b_exp = (uint8_t)(qp->k - qp->linear_cnt + 1);
-	en->b_exp = b_exp;
-	ival = rto_ival(qp, en);
-	{
-		/* D65: the port's TX stage drains at the port's rate */
-		uint8_t port = qp->evs.evs[ev].port;
-		uint64_t *free_ns = &e->port_free_ns[port - 1], start = *free_ns;
-		uint64_t bps = e->cfg.port_bps[port - 1];
-
-		if (mrcp_time_lt(start, e->now) || start - e->now > ONE_SECOND_NS)
-			start = e->now;
-		en->tx_wait_ns = (uint32_t)(start - e->now);
-		*free_ns = start + (bps ? (uint64_t)en->nominal * 8000000000ull / bps : 0);
-	}
-	en->sent_ns = e->now;
-	en->deadline_ns = e->now + ival;
-	en->ev = (int16_t)ev;
-	en->port = qp->evs.evs[ev].port;
-	en->tx_count++;
-	qp->last_tx_data_ns = e->now ? e->now : 1;
-	out_push(qp, psn);
-	if (qp->mode == MRCP_MODE_MRC)
-		mrcp_ev_on_send(&qp->evs, ev, rtx);
-}
-
-/* The oldest PSN queued for retransmission that may go now, or NIL. */
-static uint32_t rtx_next(struct mrcp_engine *e, struct qp *qp)
-{
-	for (uint32_t psn = qp->snd_una; mrcp_psn_lt(psn, qp->next_psn); psn = mrcp_psn_add(psn, 1)) {
-		struct sb_entry *en = sb_at(qp, psn);
-		if ((en->flags & SB_RTXQ) && mrcp_time_le(en->not_before_ns, e->now))
-			return psn;
-	}
-	return NIL;
-}
-
-static void confirm_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn);
-static bool suspect_due(const struct mrcp_engine *e, const struct qp *qp, struct sb_entry *en);
-
-bool mrcp__req_has_work(const struct qp *qp)
-{
-	if (qp->state != MRCP_QPS_RTS)
-		return false;
-	return qp->n_rtxq != 0 || qp->sq_seg != qp->sq_tail;
-}
-
-unsigned mrcp__req_tx(struct mrcp_engine *e, struct qp *qp, struct mrcp_tx *out, unsigned max)
-{
-	unsigned n = 0;
-
-	while (n < max && qp->state == MRCP_QPS_RTS) {
-		/* D31: retransmissions first, oldest first */
-		if (qp->n_rtxq != 0) {
-			uint32_t psn = rtx_next(e, qp);
-			if (psn != NIL) {
-				struct sb_entry *en = sb_at(qp, psn);
-				int ev;
-
-				if (en->flags & SB_SUSPECT) {
-					if (!suspect_due(e, qp, en))
-						continue; /* the verdict moved on (D65) */
-					confirm_lost(e, qp, psn);
-				}
-
-				if (!mrcp__cc_can_send(qp->cc, en->nominal)) {
-					qp->c.stalls_cwnd++;
-					break;
-				}
-				ev = pick_rtx_ev(e, qp, en);
-				if (ev < 0) {
-					qp->c.stalls_no_ev++;
-					break;
-				}
-				build_data(e, qp, &qp->sq[en->wqe & qp->sq_mask], en, psn, ev, true, &out[n++]);
-				switch (en->rtx_cause) {
-				case CAUSE_FAST: qp->c.rtx_fast++; break;
-				case CAUSE_NACK: qp->c.rtx_nack++; break;
-				case CAUSE_RTO: qp->c.rtx_rto++; break;
-				default: qp->c.rtx_port_down++; break;
-				}
-				en->flags &= (uint8_t)~SB_RTXQ;
-				qp->n_rtxq--;
-				on_sent(e, qp, psn, ev, true);
-				en->flags &= (uint8_t)~SB_BY_TIMEOUT;
-				continue;
-			}
-		}
-		/* new data */
-		if (qp->sq_seg == qp->sq_tail)
-			break;
-		struct wqe *w = &qp->sq[qp->sq_seg & qp->sq_mask];
-		if (!w->started) {
-			/* the WriteImm limit applies per message (§4.8) */
-			if (w->opcode == MRCP_WR_WRITE_IMM && qp->wimm_outstanding >= qp->max_wimm)
-				break;
-		}
-		/* §4.1: PSN p may go only if psn_diff(p, cack) <= W */
-		if (mrcp_psn_diff(qp->next_psn, qp->snd_una) >= (int32_t)qp->W) {
-			qp->c.stalls_window++;
-			break;
-		}
-		uint32_t len = w->len - w->seg_off;
-		if (len > qp->mtu)
-			len = qp->mtu; /* D3: every non-last packet carries one MTU */
-		uint32_t nominal = mrcp__nominal(data_mrc_len(w, len));
-		if (!mrcp__cc_can_send(qp->cc, nominal)) {
-			qp->c.stalls_cwnd++;
-			break;
-		}
-		int ev = pick_ev(e, qp, -1);
-		if (ev < 0) {
-			qp->c.stalls_no_ev++;
-			break;
-		}
-		if (!mrcp__qp_sb_room(qp)) {
-			qp->c.stalls_window++; /* could not grow the scoreboard */
-			break;
-		}
-		uint32_t psn = qp->next_psn;
-		struct sb_entry *en = sb_at(qp, psn);
-		if (en->tx_count >= 2 && qp->sb_mask + 1 < qp->sb_cap)
-			mrcp__qp_sb_evict(qp, psn); /* for check_spurious */
-		if (!w->started) {
-			w->started = true;
-			w->first_psn = psn;
-			if (w->opcode == MRCP_WR_WRITE_IMM)
-				qp->wimm_outstanding++;
-		}
-		memset(en, 0, sizeof(*en));
-		en->flags = SB_LIVE;
-		en->wqe = qp->sq_seg;
-		en->msg_off = w->seg_off;
-		en->len = (uint16_t)len;
-		en->nominal = (uint16_t)nominal;
-		en->prev = en->next = NIL;
-		qp->next_psn = mrcp_psn_add(psn, 1);
-		w->seg_off += len;
-		build_data(e, qp, w, en, psn, ev, false, &out[n++]);
-		qp->c.tx_data_pkts++;
-		qp->c.tx_data_bytes += len;
-		on_sent(e, qp, psn, ev, false);
-		if (w->seg_off >= w->len) {
-			w->all_sent = true;
-			w->last_psn = psn;
-			qp->sq_seg++;
-		}
-	}
-	return n;
-}
-
 /* ---- loss inference (D29, D65) -------------------------------------------------------- */
 
 /* Charge @psn's loss, its copy already out of flight: the counters, the CC
@@ -570,7 +196,7 @@ static void declare_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uin
 
 /* D65: the verdict on suspect @psn came and it was not acknowledged: lost,
  * resent at once. */
-static void confirm_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn)
+void mrcp__req_confirm_lost(struct mrcp_engine *e, struct qp *qp, uint32_t psn)
 {
 	struct sb_entry *en = sb_at(qp, psn);
 
@@ -647,7 +273,7 @@ static void probe_losses(struct mrcp_engine *e, struct qp *qp, uint32_t cover)
 		struct sb_entry *en = sb_at(qp, psn);
 
 		if ((en->flags & SB_SUSPECT) && mrcp_time_lt(wire_ns(en) + hi + reo, t)) {
-			confirm_lost(e, qp, psn);
+			mrcp__req_confirm_lost(e, qp, psn);
 			continue;
 		}
 		if (!(en->flags & SB_OUT) || !mrcp_time_lt(wire_ns(en) + reo, t))
@@ -664,7 +290,7 @@ static void probe_losses(struct mrcp_engine *e, struct qp *qp, uint32_t cover)
  * since, and, if it fell due during a local stall, rtt_hi + reo_wnd after
  * the stall's end (its acknowledgement may sit unread in the host's RX
  * ring). */
-static bool suspect_due(const struct mrcp_engine *e, const struct qp *qp, struct sb_entry *en)
+bool mrcp__req_suspect_due(const struct mrcp_engine *e, const struct qp *qp, struct sb_entry *en)
 {
 	uint64_t hi = rtt_hi(e, qp), reo = reo_wnd(e, qp, hi);
 
@@ -674,16 +300,13 @@ static bool suspect_due(const struct mrcp_engine *e, const struct qp *qp, struct
 	return mrcp_time_le(en->not_before_ns, e->now);
 }
 
-static void silence_probe(struct mrcp_engine *e, struct qp *qp);
-static void rto_count(struct mrcp_engine *e, struct qp *qp);
-
 /* D65: confirm the suspects whose verdict is due - while the peer talks.
  * If no SACK came for rtt_hi + reo_wnd the QP is silent, and silence is a
  * pause (the peer's: its RX queue may hold the suspects), not evidence:
  * the verdict waits another rtt_hi + reo_wnd and a probe goes out, as an
  * RTO would send one (a silent round, k counted as for one), until the
  * answers speak or silence has lasted through the linear phase. */
-static void suspects_due(struct mrcp_engine *e, struct qp *qp)
+void mrcp__req_suspects_due(struct mrcp_engine *e, struct qp *qp)
 {
 	uint64_t hi = rtt_hi(e, qp), reo = reo_wnd(e, qp, hi);
 	bool silent = mrcp_time_lt(qp->last_sack_ns + hi + reo, e->now) && qp->k < qp->linear_cnt;
@@ -693,10 +316,10 @@ static void suspects_due(struct mrcp_engine *e, struct qp *qp)
 	     psn = mrcp_psn_add(psn, 1)) {
 		struct sb_entry *en = sb_at(qp, psn);
 
-		if (!(en->flags & SB_SUSPECT) || !suspect_due(e, qp, en))
+		if (!(en->flags & SB_SUSPECT) || !mrcp__req_suspect_due(e, qp, en))
 			continue;
 		if (!silent) {
-			confirm_lost(e, qp, psn);
+			mrcp__req_confirm_lost(e, qp, psn);
 			continue;
 		}
 		en->not_before_ns = e->now + hi + reo;
@@ -704,8 +327,8 @@ static void suspects_due(struct mrcp_engine *e, struct qp *qp)
 	}
 	if (waiting && !qp->tlp_out) {
 		qp->c.silent_rounds++;
-		silence_probe(e, qp);
-		rto_count(e, qp);
+		mrcp__req_silence_probe(e, qp);
+		mrcp__req_rto_count(e, qp);
 	}
 }
 
@@ -877,7 +500,7 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 
 /* ---- NACK (§3.7) ---------------------------------------------------------------------- */
 
-static void retry_bump(struct mrcp_engine *e, struct qp *qp)
+void mrcp__req_retry_bump(struct mrcp_engine *e, struct qp *qp)
 {
 	/* D33: one more retry; ERROR at linear_cnt + exp_cnt unless exp_cnt = 25 */
 	qp->k++;
@@ -928,7 +551,7 @@ void mrcp__req_on_nack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	default:
 		/* NO_BITMAP, NO_PKT_BUFFER, NO_RESOURCE and unknown codes (D22, D35) */
 		rtx_queue(qp, psn, CAUSE_NACK, e->now + base_rtt);
-		retry_bump(e, qp);
+		mrcp__req_retry_bump(e, qp);
 		break;
 	}
 }
@@ -995,300 +618,4 @@ void mrcp__req_complete(struct mrcp_engine *e, struct qp *qp)
 		qp->sq_head++;
 		qp->last_progress_ns = e->now;
 	}
-}
-
-/* ---- probes (§4.7) ------------------------------------------------------------------------ */
-
-static void send_probe(struct mrcp_engine *e, struct qp *qp, int ev)
-{
-	struct mrcp_tx *tx = mrcp__ctl_alloc(e);
-	struct mrcp_pkt p;
-	int hl;
-
-	if (tx == NULL)
-		return;
-	mrcp_pkt_init(&p, MRCP_OP_PROBE, qp->dqpn, mrcp_psn_add(qp->next_psn, -1)); /* D11 */
-	p.peth.probe_id = qp->probe_id++; /* D37 */
-	p.peth.spdcid = (uint16_t)qp->qpn; /* D15 */
-	p.peth.dpdcid = (uint16_t)qp->dqpn;
-	p.peth.tx_timestamp = mrcp__ts_now(e->now);
-	hl = mrcp_pkt_encode_hdr(&p, tx->hdr, sizeof(tx->hdr));
-	tx->hdr_len = (uint16_t)(hl > 0 ? hl : 0);
-	tx->opcode = MRCP_OP_PROBE;
-	tx->psn = p.bth.psn;
-	tx->qpn = qp->qpn;
-	tx->port = qp->evs.evs[ev].port;
-	tx->ev = qp->evs.evs[ev].value;
-	tx->dscp = e->cfg.dscp.dscp[MRCP_DSCP_CLASS_TRIMMABLE]; /* §3.8: probes are trimmable */
-	tx->ecn = MRCP_ECN_ECT0; /* D9 */
-	tx->dst = qp->peer->port_addr[tx->port - 1];
-	qp->c.probe_tx++;
-}
-
-static uint64_t tlp_time(const struct mrcp_engine *e, const struct qp *qp)
-{
-	/* D36: min_rtt + 2 x target_qdelay without a SACK while data is out */
-	const struct sb_entry *head;
-	uint64_t ref = qp->last_sack_ns;
-
-	if (qp->n_out == 0 || qp->tlp_out || qp->out_head == NIL)
-		return UINT64_MAX;
-	head = &qp->sb[qp->out_head & qp->sb_mask];
-	if (mrcp_time_lt(ref, head->sent_ns))
-		ref = head->sent_ns;
-	if (mrcp_time_lt(ref, e->stall_end_ns))
-		ref = e->stall_end_ns; /* D65: the engine was not running */
-	return ref + qp->min_rtt_ns + 2 * qp->target_qdelay_ns;
-}
-
-static uint64_t aeth_probe_time(const struct mrcp_engine *e, const struct qp *qp)
-{
-	uint64_t ref = qp->last_progress_ns;
-
-	/* §4.7: everything SACKed but completions pending longer than T */
-	if (qp->n_out != 0 || qp->n_rtxq != 0 || qp->sq_head == qp->sq_seg || qp->tlp_out)
-		return UINT64_MAX;
-	if (mrcp_time_lt(ref, e->stall_end_ns))
-		ref = e->stall_end_ns; /* D65 */
-	return ref + qp->T_ns;
-}
-
-/* D48: while a QP receives data but sends none, nothing teaches it reverse
- * EVs (SACKs of our data would), so once per base RTT it sends an EV probe
- * on a GOOD EV of the next plane in turn; an answer makes that EV the
- * plane's reverse EV (ep.c). */
-static uint64_t rev_probe_time(const struct mrcp_engine *e, const struct qp *qp)
-{
-	uint64_t rtt = e->cfg.base_rtt_ns;
-
-	if (qp->mode != MRCP_MODE_MRC || qp->last_rx_data_ns == 0)
-		return UINT64_MAX;
-	if (qp->last_tx_data_ns != 0 && !mrcp_time_lt(qp->last_tx_data_ns + rtt, qp->last_rx_data_ns))
-		return UINT64_MAX; /* we send data too */
-	if (qp->rev_probe_ns != 0 && !mrcp_time_lt(qp->rev_probe_ns, qp->last_rx_data_ns))
-		return UINT64_MAX; /* no data since the last probe */
-	return qp->rev_probe_ns == 0 ? qp->last_rx_data_ns : qp->rev_probe_ns + rtt;
-}
-
-static void rev_probe(struct mrcp_engine *e, struct qp *qp)
-{
-	uint8_t plane = (uint8_t)(qp->rev_probe_plane % e->cfg.n_ports + 1);
-	int ev = mrcp_ev_select(&qp->evs, e->now, -1, e->port_room & (1u << (plane - 1)));
-
-	qp->rev_probe_plane = plane;
-	qp->rev_probe_ns = e->now;
-	if (ev >= 0)
-		mrcp_ev_probe(e, &qp->peer->node, plane, qp->evs.evs[ev].value, e->now); /* -EBUSY: next time */
-}
-
-static uint64_t hold_time(const struct qp *qp)
-{
-	uint64_t best = UINT64_MAX;
-
-	if (qp->n_rtxq == 0)
-		return UINT64_MAX;
-	for (uint32_t psn = qp->snd_una; mrcp_psn_lt(psn, qp->next_psn); psn = mrcp_psn_add(psn, 1)) {
-		const struct sb_entry *en = &qp->sb[psn & qp->sb_mask];
-		if (en->flags & SB_RTXQ)
-			best = mrcp_deadline_min(best, en->not_before_ns);
-	}
-	return best;
-}
-
-uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp)
-{
-	uint64_t d = UINT64_MAX;
-
-	if (qp->state != MRCP_QPS_RTS)
-		return UINT64_MAX;
-	/* the earliest RTO deadline: send order, so the first few entries */
-	unsigned seen = 0;
-	for (uint32_t psn = qp->out_head; psn != NIL && seen < 8; seen++) {
-		const struct sb_entry *en = &qp->sb[psn & qp->sb_mask];
-		d = mrcp_deadline_min(d, en->deadline_ns);
-		psn = en->next;
-	}
-	if (qp->mode == MRCP_MODE_MRC) {
-		d = mrcp_deadline_min(d, tlp_time(e, qp));
-		d = mrcp_deadline_min(d, mrcp_ev_next_deadline(&qp->evs));
-	}
-	d = mrcp_deadline_min(d, aeth_probe_time(e, qp));
-	d = mrcp_deadline_min(d, rev_probe_time(e, qp));
-	if (qp->n_rtxq != 0) {
-		uint64_t h = hold_time(qp);
-		if (h != UINT64_MAX && mrcp_time_lt(e->now, h))
-			d = mrcp_deadline_min(d, h);
-	}
-	return d;
-}
-
-/* D65: probes for a silent QP, one on a GOOD EV of each plane that is up
- * (silence is how a failed plane shows itself, D62); their answers count
- * as the tail-loss probe's (D36): acknowledged packets sent at the probe's
- * time. */
-static void silence_probe(struct mrcp_engine *e, struct qp *qp)
-{
-	for (uint8_t port = 1; port <= e->cfg.n_ports; port++) {
-		/* a probe is small: a full TX stage does not hold it back */
-		int ev = mrcp_ev_select(&qp->evs, e->now, -1, 1u << (port - 1));
-
-		if (ev >= 0)
-			send_probe(e, qp, ev);
-	}
-	qp->tlp_out = true;
-	qp->tlp_sent_ns = e->now;
-}
-
-/* D33: the retry count grows once per RTO period in which rounds fired (T,
- * then T x 2^b as the backoff of §4.5 grows). Packets sent a few
- * microseconds apart expire a few microseconds apart, each expiry its own
- * round; counting every one would spend the whole budget (linear_cnt +
- * exp_cnt periods, seconds) in one period. */
-static void rto_count(struct mrcp_engine *e, struct qp *qp)
-{
-	uint8_t b = qp->k >= qp->linear_cnt ? (uint8_t)(qp->k - qp->linear_cnt + 1) : 0;
-	uint64_t period = b >= 40 ? ONE_SECOND_NS : qp->T_ns << b;
-
-	if (qp->k == 0 || e->now - qp->rto_bump_ns >= (period < ONE_SECOND_NS ? period : ONE_SECOND_NS)) {
-		qp->rto_bump_ns = e->now;
-		retry_bump(e, qp);
-	}
-}
-
-/*
- * An RTO round (§4.5): every expired packet goes again on a fresh EV, its
- * EV becomes ASSUMED_BAD, and k grows. D65: a deadline that fell due while
- * the engine was stalled runs again from the stall's end; and in an MRC QP
- * an expiry is first silence, not a path failure - anything acknowledged
- * after the packet was sent would have made loss inference suspect it long
- * before (newest - sent > reo_wnd) - so while k is below linear_cnt the
- * round is silent: the expired packets stay in flight with their timers
- * re-armed, probes go out, k grows as for a round, and nothing is resent
- * or retired. The probes' answers are the evidence; a peer that is only
- * paused answers them when it resumes. Not while a resend is due (and
- * waits for the window the expired packets hold): that silence is of our
- * making, and the round as it always was frees the window. Silence through the linear phase
- * (linear_cnt x T, 1.8 ms by default) turns into RTO rounds, so a dead
- * peer or every plane dead still ends the QP when it always did.
- */
-static void rto_round(struct mrcp_engine *e, struct qp *qp)
-{
-	unsigned expired = 0;
-	uint32_t psn = qp->out_head;
-	bool silent = qp->mode == MRCP_MODE_MRC && qp->k < qp->linear_cnt && (qp->n_rtxq == 0 || rtx_next(e, qp) == NIL);
-
-	while (psn != NIL) {
-		struct sb_entry *en = sb_at(qp, psn);
-		uint32_t next = en->next;
-		uint64_t ival = rto_ival(qp, en);
-
-		en->deadline_ns = mrcp__stall_rearm(e, en->deadline_ns, ival);
-		if (mrcp_time_le(en->deadline_ns, e->now)) {
-			expired++;
-			if (silent) {
-				en->deadline_ns = e->now + ival;
-			} else {
-				if (qp->mode == MRCP_MODE_MRC && en->ev >= 0) {
-					mrcp_ev_event(&qp->evs, en->ev, MRCP_EV_EVT_RTO, e->now);
-					en->charged = (uint16_t)(en->ev + 1); /* D64 */
-				}
-				rtx_queue(qp, psn, CAUSE_RTO, 0);
-				en->flags |= SB_BY_TIMEOUT;
-			}
-		} else if (mrcp_time_lt(e->now, en->sent_ns + qp->T_ns)) {
-			break; /* this and every later send cannot have expired */
-		}
-		psn = next;
-	}
-	if (expired == 0)
-		return;
-	if (silent) {
-		qp->c.silent_rounds++;
-		silence_probe(e, qp);
-		rto_count(e, qp);
-		return;
-	}
-	if (qp->mode == MRCP_MODE_MRC) {
-		/* Whatever is still in flight on an EV this round retired went
-		 * down the same dead path: resend it now rather than one RTO
-		 * round (and one retry, D33) later. Otherwise a small window
-		 * full of doomed packets blocks the repairs. */
-		for (psn = qp->out_head; psn != NIL;) {
-			struct sb_entry *en = sb_at(qp, psn);
-			uint32_t next = en->next;
-			if (en->ev >= 0 && qp->evs.evs[en->ev].state == MRCP_EV_ASSUMED_BAD) {
-				rtx_queue(qp, psn, CAUSE_RTO, 0);
-				en->flags |= SB_BY_TIMEOUT;
-			}
-			psn = next;
-		}
-	}
-	if (qp->mode == MRCP_MODE_RC) {
-		/* go-back-N: the responder drops everything after a gap */
-		for (psn = qp->out_head; psn != NIL;) {
-			uint32_t next = sb_at(qp, psn)->next;
-			rtx_queue(qp, psn, CAUSE_RTO, 0);
-			sb_at(qp, psn)->flags |= SB_BY_TIMEOUT;
-			psn = next;
-		}
-	}
-	qp->c.rto_rounds++;
-	/* §6.1: the expired packets left the QPCC's inflight above; what the
-	 * other QPs of the QPCC (D53) have in flight stays in it */
-	if (qp->cc->ops->on_timeout != NULL)
-		qp->cc->ops->on_timeout(qp->cc->priv, qp->cc->inflight, e->now);
-	rto_count(e, qp);
-}
-
-void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp)
-{
-	if (qp->state != MRCP_QPS_RTS)
-		return;
-	suspects_due(e, qp);
-	rto_round(e, qp);
-	if (qp->state != MRCP_QPS_RTS)
-		return;
-	if (qp->mode == MRCP_MODE_MRC) {
-		uint16_t due[16];
-		unsigned n = mrcp_ev_probes_due(&qp->evs, e->now, qp->T_ns, due, 16);
-		for (unsigned i = 0; i < n; i++) /* D45: on the EV under test */
-			send_probe(e, qp, due[i]);
-		/* SKIP expiries happen inside selection; make sure it runs */
-		/* D36: on a fresh GOOD EV of every plane (D65: a plane whose
-		 * ACK path died would swallow the one answer; with no EV to
-		 * probe on, try again after T, not at once) */
-		if (tlp_time(e, qp) != UINT64_MAX && mrcp_time_le(tlp_time(e, qp), e->now))
-			silence_probe(e, qp);
-	}
-	if (aeth_probe_time(e, qp) != UINT64_MAX && mrcp_time_le(aeth_probe_time(e, qp), e->now)) {
-		int ev = qp->mode == MRCP_MODE_RC ? qp->rc_ev : mrcp_ev_select(&qp->evs, e->now, -1, e->port_room);
-		if (ev >= 0)
-			send_probe(e, qp, ev);
-		qp->tlp_out = true;
-		qp->tlp_sent_ns = e->now;
-		qp->last_progress_ns = e->now;
-	}
-	{
-		uint64_t t = rev_probe_time(e, qp);
-		if (t != UINT64_MAX && mrcp_time_le(t, e->now))
-			rev_probe(e, qp);
-	}
-	/* a tail-loss probe that was never answered may be sent again */
-	if (qp->tlp_out && e->now - qp->tlp_sent_ns > qp->T_ns)
-		qp->tlp_out = false;
-}
-
-void mrcp__req_port_down(struct mrcp_engine *e, struct qp *qp, uint8_t port)
-{
-	uint32_t psn = qp->out_head;
-
-	/* D50: everything un-SACKed that left through @port goes again elsewhere */
-	while (psn != NIL) {
-		struct sb_entry *en = sb_at(qp, psn);
-		uint32_t next = en->next;
-		if (en->port == port)
-			rtx_queue(qp, psn, CAUSE_PORT, 0);
-		psn = next;
-	}
-	(void)e;
 }

@@ -7,6 +7,7 @@
 
 #include "dp_fault.h"
 #include "mrcp_bytes.h"
+#include "mrcp_csum.h"
 #include "mrcp_frame.h"
 #include "mrcp_prng.h"
 #include "mrcp_test.h"
@@ -1391,18 +1392,13 @@ static struct frame ipv4_with_options(const struct frame *f)
 {
 	struct frame g = *f;
 	uint8_t *ip = g.b + g.ip_off;
-	uint32_t sum = 0, icrc;
+	uint32_t icrc;
 
 	memmove(ip + 24, f->b + f->ip_off + 20, f->len - f->ip_off - 20);
 	memset(ip + 20, 1, 4);
 	ip[0] = 0x46;
 	mrcp_put_be16(ip + 2, (uint16_t)(mrcp_get_be16(ip + 2) + 4));
-	ip[10] = ip[11] = 0;
-	for (unsigned i = 0; i < 24; i += 2)
-		sum += mrcp_get_be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xFFFF) + (sum >> 16);
-	mrcp_put_be16(ip + 10, (uint16_t)~sum);
+	mrcp_csum_ipv4_set(ip, 24);
 	g.len += 4;
 	g.hdr_len += 4;
 	ASSERT_EQ(0, mrcp_icrc_compute(ip, g.len - MRCP_ICRC_LEN - g.ip_off, &icrc));

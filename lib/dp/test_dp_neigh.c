@@ -125,7 +125,10 @@ static bool find(const struct mrcd_neigh *n, int port, uint8_t family, const uin
 /* ---- the test's own frame building and checksums ---------------------------- */
 
 /* Byte-at-a-time one's-complement sum, folded: 0xffff over a message that
- * carries a correct checksum. */
+ * carries a correct checksum. Written apart from lib/core's mrcp_csum on
+ * purpose (the one deliberate second copy): dp_neigh.c checksums its
+ * replies with mrcp_csum, and an oracle that shared its code could not
+ * catch a fault in it. */
 static uint16_t t_sum(const uint8_t *p, size_t len, uint32_t acc)
 {
 	for (size_t i = 0; i < len; i++)

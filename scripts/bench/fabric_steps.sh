@@ -34,6 +34,7 @@ set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$TOP/scripts/lib/proc.sh"
+source "$TOP/scripts/lib/num.sh"
 BUILD=${BUILD:-$TOP/build}
 STEPS=20 FLOWS=8 BYTES=8M OUT=$BUILD/fabric-steps
 SCEN1="healthy s2_before s2_mid s2_loss1 s2_slow10"
@@ -71,6 +72,7 @@ mkdir -p "$OUT/series"
 : > "$OUT/steps.jsonl"
 echo "{}" > "$OUT/mrcd-counters.json"
 log() { echo "[$(date +%T)] $*"; }
+die() { echo "fabric_steps: $*" >&2; exit 1; }
 want() { [ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]; }
 
 b_rx() { fab rx; }   # bytes B has received so far (every port)
@@ -78,8 +80,13 @@ b_rx() { fab rx; }   # bytes B has received so far (every port)
 # fail_mid PATH START_BYTES: blackhole PATH once B has received a third of
 # the step beyond START_BYTES (or the step ended first)
 fail_mid() {
-	local path=$1 start=$2 pid=$3 goal=$(( $2 + FLOWS * BYTES_N / 3 ))
-	while kill -0 "$pid" 2>/dev/null && [ "$(b_rx)" -lt "$goal" ]; do :; done
+	local path=$1 start=$2 pid=$3 goal rx
+	goal=$(num_sum "$start" $((FLOWS * BYTES_N / 3))) || die "fail_mid: no start count ('$start')"
+	while kill -0 "$pid" 2>/dev/null; do
+		rx=$(b_rx)
+		is_num "$rx" || die "fail_mid: B's byte count is not a number ('$rx')"
+		num_cmp "$rx" -ge "$goal" && break
+	done
 	fab fail "$path" blackhole > /dev/null
 }
 

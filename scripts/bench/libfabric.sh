@@ -23,26 +23,18 @@ for x in "$MRCD" "$CTL" "$PERF" "$MPI" "$B/lib/fabric/libmrc-fi.so"; do
 	[ -e "$x" ] || { echo "libfabric.sh: $x missing: build first (ninja -C $B)"; exit 1; }
 done
 export FI_PROVIDER_PATH=$B/lib/fabric
+source "$top/scripts/lib/proc.sh"   # start, wait, stop by PID (SIGKILL after a grace), cleanup on any exit
+source "$top/scripts/lib/num.sh"    # is_num
 T=$(mktemp -d /tmp/mrcd-bench.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-wait_for() { # wait_for SECONDS CMD...
-	local end=$(( $(date +%s) + $1 )); shift
-	until "$@" >/dev/null 2>&1; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep 0.05; done
-}
+cleanup_dir "$T"
 up() { [ "$("$CTL" -s "$T/$1.sock" --json ports | python3 -c 'import json,sys; print(all(p["link"] == "up" for p in json.load(sys.stdin)))')" = True ]; }
 bash "$top/scripts/memif-pair-configs.sh" "$T" "mrcd-bench-$$"
 for n in a b; do
-	"$MRCD" -c "$T/$n.yaml" > "$T/$n.log" 2>&1 &
-	PIDS+=($!)
-	wait_for 60 "$CTL" -s "$T/$n.sock" status || { echo "daemon $n did not start"; exit 1; }
+	proc_start pid "$MRCD" -c "$T/$n.yaml" > "$T/$n.log" 2>&1
+	proc_wait_for -p "$pid" 60 "$CTL" -s "$T/$n.sock" status || { echo "daemon $n did not start"; exit 1; }
 done
-wait_for 30 up a && wait_for 30 up b || { echo "links did not come up"; exit 1; }
+proc_wait_for 30 up a && proc_wait_for 30 up b || { echo "links did not come up"; exit 1; }
+missing=0   # a figure that could not be measured ("?" in the tables): exit 1
 
 port=19800
 # pp PROV SIZE ITERS: "<RTT us> <MB/s>" from fi_pingpong (usec/xfer is half a round trip)
@@ -50,23 +42,23 @@ pp() {
 	local prov=$1 size=$2 iters=$3 extra=()
 	port=$((port + 1))
 	[ "$prov" = tcp ] && extra=(-p tcp) || extra=(-p mrc)
-	FI_MRC_SOCKET=$T/b.sock timeout 120 fi_pingpong "${extra[@]}" -e rdm -B "$port" -S "$size" -I "$iters" \
-		> "$T/pp.srv" 2>&1 &
-	local s=$!
-	wait_for 20 bash -c "ss -ltn | grep -q ':$port '"
+	local s
+	proc_start s env FI_MRC_SOCKET="$T/b.sock" timeout 120 fi_pingpong "${extra[@]}" -e rdm -B "$port" \
+		-S "$size" -I "$iters" > "$T/pp.srv" 2>&1
+	proc_wait_for -p "$s" 20 bash -c "ss -ltn | grep -q ':$port '"
 	FI_MRC_SOCKET=$T/a.sock timeout 120 fi_pingpong "${extra[@]}" -e rdm -P "$port" -S "$size" -I "$iters" \
 		127.0.0.1 > "$T/pp.out" 2>&1
-	wait "$s"
+	wait "$s"   # its own timeout bounds it; tracked, so stopped if we end first
 	awk '/^[0-9]/ {printf "%.1f %.1f", 2 * $7, $6}' "$T/pp.out"
 }
 # mrcperf SIZE ITERS: "<mean RTT us>" from mrc-perf --latency through the same daemons
 mrcperf() {
 	port=$((port + 1))
-	"$PERF" -s "$T/b.sock" --server --port "$port" --timeout 60 > /dev/null 2>&1 &
-	local s=$!
+	local s
+	proc_start s "$PERF" -s "$T/b.sock" --server --port "$port" --timeout 60 > /dev/null 2>&1
 	"$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$port" --latency --size "$1" --iters "$2" --stats 0 \
 		--json --timeout 60 > "$T/perf.json" 2>/dev/null
-	wait "$s"
+	wait "$s"   # its own timeout bounds it; tracked, so stopped if we end first
 	python3 -c "
 import json; d = json.load(open('$T/perf.json'))
 print('%.1f' % d['latency_us']['mean'])" 2>/dev/null || echo "?"
@@ -80,6 +72,9 @@ for spec in 64:2000 1024:2000 4096:2000 65536:500 1048576:100; do
 	if [ "$size" -le 65536 ]; then p_rtt=$(mrcperf "$size" "$iters"); else p_rtt=$(mrcperf "$size" 50); fi
 	read -r t_rtt t_bw <<<"$(pp tcp "$size" "$iters")"
 	ratio=$(python3 -c "print('%.2f' % ($m_rtt / $p_rtt))" 2>/dev/null || echo "?")
+	for f in "${m_rtt:-}" "${m_bw:-}" "$p_rtt" "$ratio" "${t_rtt:-}" "${t_bw:-}"; do
+		is_num "$f" || missing=1
+	done
 	printf '%-8s | %10s us %7s | %11s us | %8s | %10s us %7s\n' "$size" "${m_rtt:-?}" "${m_bw:-?}" "$p_rtt" "$ratio" "${t_rtt:-?}" "${t_bw:-?}"
 done
 
@@ -101,10 +96,20 @@ mpi_tcp > "$T/m-tcp.out" 2>&1
 echo
 echo "== MPI_Allreduce (MPI_SUM, doubles), 2 ranks, step time"
 printf '%-10s | %-16s | %-26s | %-16s\n' bytes "mrcd healthy" "mrcd, plane 2 blackholed" "Open MPI TCP"
-step() { awk -v b="$2" '$1 == "allreduce" && $4 == b {print $6; exit}' "$T/$1.out"; }
+step() { # step OUT BYTES: the step time, or "?"
+	local v
+	v=$(awk -v b="$2" '$1 == "allreduce" && $4 == b {print $6; exit}' "$T/$1.out")
+	is_num "$v" && echo "$v" || echo "?"
+}
 for b in 1024 16384 262144 1048576 4194304 16777216; do
-	printf '%-10s | %13s us | %23s us | %13s us\n' "$b" "$(step m-healthy "$b")" "$(step m-blackhole "$b")" "$(step m-tcp "$b")"
+	h=$(step m-healthy "$b") k=$(step m-blackhole "$b") t=$(step m-tcp "$b")
+	printf '%-10s | %13s us | %23s us | %13s us\n' "$b" "$h" "$k" "$t"
+	is_num "$h" && is_num "$k" && is_num "$t" || missing=1
 done
 for f in m-healthy m-blackhole m-tcp; do
-	grep -q "^mpi: 0 errors" "$T/$f.out" || echo "warning: $f: $(tail -2 "$T/$f.out" | tr '\n' ' ')"
+	grep -q "^mpi: 0 errors" "$T/$f.out" || { echo "warning: $f: $(tail -2 "$T/$f.out" | tr '\n' ' ')"; missing=1; }
 done
+if [ "$missing" -ne 0 ]; then
+	echo "libfabric.sh: a figure could not be measured (\"?\" above)" >&2
+	exit 1
+fi

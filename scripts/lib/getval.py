@@ -2,6 +2,7 @@
 """getval.py - read one value for a check, or fail saying which one is missing.
 
     getval.py json FILE PATH [--null VALUE | --str]
+    getval.py many FILE PREFIX KEY...
     getval.py word FILE PREFIX KEY [--str | --dash]
 
 json: FILE is a JSON document ("-" for stdin); PATH is dot-separated: a name
@@ -10,6 +11,11 @@ element of array NAME whose KEY is VALUE (e.g. runs[transport=mrc].finish_ns).
 The value must be a number (true/false are not); a JSON null is refused
 unless --null gives what to print for it (an unfinished run's finish_ns).
 With --str the value must be a non-empty string instead (an EV's state).
+
+many: the numbers at PREFIX.KEY for each KEY, read at once (one process
+for a check that judges many figures of one run), printed as "KEY VALUE"
+lines; each KEY that is missing, null or not a number is named on stderr
+and has no line, and the exit status is 1.
 
 word: the value after the word KEY on the one line of FILE that starts with
 the words PREFIX, for the figures mrc-sim prints but does not put in --json
@@ -64,21 +70,37 @@ def step(src, path, cur, comp):
     return cur[comp]
 
 
+def load(src, what):
+    """The JSON document in @src ("-": stdin), or fail naming @what."""
+    try:
+        text = sys.stdin.read() if src == "-" else open(src).read()
+    except OSError as e:
+        fail(src, what, e.strerror)
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        fail(src, what, "not JSON (%s)" % e)
+
+
+def walk(src, doc, path):
+    for comp in re.findall(r"(?:[^.\[]|\[[^\]]*\])+", path):
+        doc = step(src, path, doc, comp)
+    return doc
+
+
+def number(src, path, cur):
+    """@cur as printed, or fail: it is not a number."""
+    if not is_number(cur):
+        fail(src, path, "not a number: %s" % json.dumps(cur)[:60])
+    return repr(cur) if isinstance(cur, float) else str(cur)
+
+
 def do_json(args):
     if not (len(args) == 2 or (len(args) == 4 and args[2] == "--null")
             or (len(args) == 3 and args[2] == "--str")):
         usage()
     src, path = args[0], args[1]
-    try:
-        text = sys.stdin.read() if src == "-" else open(src).read()
-    except OSError as e:
-        fail(src, path, e.strerror)
-    try:
-        cur = json.loads(text)
-    except ValueError as e:
-        fail(src, path, "not JSON (%s)" % e)
-    for comp in re.findall(r"(?:[^.\[]|\[[^\]]*\])+", path):
-        cur = step(src, path, cur, comp)
+    cur = walk(src, load(src, path), path)
     if cur is None and len(args) == 4:
         print(args[3])
         return
@@ -87,9 +109,24 @@ def do_json(args):
             fail(src, path, "not a non-empty string: %s" % json.dumps(cur)[:60])
         print(cur)
         return
-    if not is_number(cur):
-        fail(src, path, "not a number: %s" % json.dumps(cur)[:60])
-    print(repr(cur) if isinstance(cur, float) else cur)
+    print(number(src, path, cur))
+
+
+def do_many(args):
+    if len(args) < 3:
+        usage()
+    src, prefix, keys = args[0], args[1], args[2:]
+    doc = load(src, prefix)
+    bad = 0
+    for key in keys:
+        path = prefix + "." + key
+        try:  # fail() exits: here it ends this key only
+            v = number(src, path, walk(src, doc, path))
+        except SystemExit:
+            bad = 1
+            continue
+        print(key, v)
+    sys.exit(bad)
 
 
 def do_word(args):
@@ -121,6 +158,7 @@ def usage():
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] not in ("json", "word"):
+    modes = {"json": do_json, "many": do_many, "word": do_word}
+    if len(sys.argv) < 2 or sys.argv[1] not in modes:
         usage()
-    (do_json if sys.argv[1] == "json" else do_word)(sys.argv[2:])
+    modes[sys.argv[1]](sys.argv[2:])

@@ -9,6 +9,7 @@
 #   num_cmp A OP B            A OP B, OP one of < <= > >= == != or
 #                             -lt -le -gt -ge -eq -ne
 #   num_sum V...              print the sum of the V (at least one)
+#   num_sub A B               print A - B (a counter's growth)
 #   num_check DESC COND NAME=V...
 #                             the awk condition COND over the named values;
 #                             a NAME written NAME-or-dash=V may also be "-"
@@ -48,6 +49,12 @@ num_sum() {
 		_num_need "num_sum $*" "$_num_v" || return 1
 	done
 	awk 'BEGIN { s = 0; for (i = 1; i < ARGC; i++) s += ARGV[i]; printf "%.15g\n", s }' "$@"
+}
+
+num_sub() {
+	[ $# -eq 2 ] || { echo "num_sub: A B" >&2; return 2; }
+	_num_need "num_sub $*" "$1" && _num_need "num_sub $*" "$2" || return 1
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.15g\n", a - b }'
 }
 
 num_check() {

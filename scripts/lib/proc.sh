@@ -22,6 +22,13 @@
 #                                 reap it; returns its exit status (128 + 9
 #                                 when killed)
 #   proc_stop_all                 the same for every tracked process at once
+#   proc_pidfile PID FILE         write PID and its start time to FILE, for a
+#                                 process that outlives the script (not
+#                                 tracked: a later run stops it)
+#   proc_stop_pidfile [-g GRACE] FILE
+#                                 proc_stop the process FILE names if it is
+#                                 still that process (same start time), then
+#                                 remove FILE; 0 when there is no FILE
 #   cleanup_add CMD [ARG...]      run CMD at cleanup (the last added first)
 #   cleanup_dir DIR, cleanup_netns NS, cleanup_link DEV,
 #   cleanup_nft FAMILY TABLE      remove it at cleanup (quietly: it may be
@@ -213,6 +220,23 @@ proc_stop_all() {
 	local entries=("${_PROC_PIDS[@]}")
 	_PROC_PIDS=()
 	_proc_stop_entries TERM "$_proc_r" "${entries[@]}"
+}
+
+proc_pidfile() {
+	local st
+	st=$(_proc_start_time "$1") || st=-
+	echo "$1:$st" > "$2"
+}
+
+proc_stop_pidfile() {
+	local grace=${PROC_GRACE:-10} e
+	[ "${1:-}" = -g ] && { grace=$2; shift 2; }
+	[ -f "${1:?proc_stop_pidfile: FILE}" ] || return 0
+	e=$(cat "$1")
+	if _proc_alive "$e"; then
+		proc_stop -g "$grace" "${e%%:*}" || true
+	fi
+	rm -f "$1"
 }
 
 cleanup_add() {

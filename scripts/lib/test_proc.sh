@@ -138,6 +138,24 @@ fi
 kill -KILL "$p" 2>/dev/null
 wait "$p" 2>/dev/null
 
+# 9b. a process that outlives its script: its pid file stops it later (if
+#     it is still that process) and goes
+sleep 600 &
+p=$!
+proc_pidfile "$p" "$W/d.pid"
+proc_stop_pidfile -g 5 "$W/d.pid"
+gone "$p" && [ ! -e "$W/d.pid" ] && ok "proc_stop_pidfile stops the process its file names" ||
+	bad "proc_stop_pidfile: alive $(kill -0 "$p" 2>/dev/null && echo yes || echo no), file $(ls "$W/d.pid" 2>&1)"
+sleep 600 &
+p=$!
+echo "$p:1" > "$W/e.pid"   # as if the PID had been reused since the file was written
+proc_stop_pidfile -g 5 "$W/e.pid"
+kill -0 "$p" 2>/dev/null && [ ! -e "$W/e.pid" ] && ok "a pid file naming another process's PID is removed, the process left alone" ||
+	bad "proc_stop_pidfile signalled a PID with another start time"
+kill -KILL "$p" 2>/dev/null
+wait "$p" 2>/dev/null
+proc_stop_pidfile "$W/none.pid" && ok "proc_stop_pidfile without a file: 0" || bad "proc_stop_pidfile without a file"
+
 # 10. namespaces and nftables tables are removed on failure (root only)
 ns=mrcdproc$$
 if ip netns add "$ns" 2>/dev/null; then
@@ -149,11 +167,14 @@ if ip netns add "$ns" 2>/dev/null; then
 		source "$1/proc.sh"
 		ip netns add "$2"; cleanup_netns "$2"
 		if [ "$3" = 1 ]; then nft add table inet "$2"; cleanup_nft inet "$2"; fi
-		false' _ "$here" "$ns" "$have_nft"
+		echo made > "$4"
+		false' _ "$here" "$ns" "$have_nft" "$W/ns.made"
 	rc=$?
-	left=$(ip netns list | grep -c "^$ns\b")
-	[ "$have_nft" = 1 ] && nft list table inet "$ns" >/dev/null 2>&1 && left=$((left + 1))
-	[ "$rc" -ne 0 ] && [ "$left" -eq 0 ] &&
+	# (made: the child got as far as creating them, so the cleanup had work)
+	left=   # stays empty (and fails) if the namespaces cannot be listed
+	if nl=$(ip netns list); then left=$(grep -c "^$ns\b" <<<"$nl"); fi
+	[ -n "$left" ] && [ "$have_nft" = 1 ] && nft list table inet "$ns" >/dev/null 2>&1 && left=$((left + 1))
+	[ "$rc" -ne 0 ] && [ -s "$W/ns.made" ] && [ "$left" = 0 ] &&
 		ok "a namespace$([ "$have_nft" = 1 ] && echo " and an nftables table") removed after a failure" ||
 		bad "namespace/nft cleanup: rc $rc, $left left"
 	ip netns del "$ns" 2>/dev/null

@@ -13,19 +13,25 @@ port=18600
 
 start_pair || { bad "daemons start"; finish; exit 1; }
 
-# perf NAME [client args]: one verified run a -> b; its exit code
-perf() {
+# perf_start NAME [client args]: start one verified run a -> b, server and
+# client both tracked by proc.sh (stopped by PID if the test ends first);
+# sets PERF_SRV and PERF_CLI. perf_wait SRV CLI: the client's exit code once
+# both have ended. perf NAME [client args]: the two in one.
+perf_start() {
 	local name=$1; shift
 	port=$((port + 1))
-	local pp=${PERF_PORT:-$port}  # concurrent runs (subshells) pass their own
-	local srv
-	proc_start srv "$PERF" -s "$T/b.sock" --server --port "$pp" --timeout 90 > "$T/$name.srv" 2>&1
-	"$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$pp" --verify --timeout 90 --stats 0 "$@" \
+	proc_start PERF_SRV "$PERF" -s "$T/b.sock" --server --port "$port" --timeout 90 > "$T/$name.srv" 2>&1
+	proc_start PERF_CLI "$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$port" --verify --timeout 90 --stats 0 "$@" \
 		> "$T/$name.out" 2>&1
-	local rc=$?
-	wait "$srv"
+}
+perf_wait() {
+	local rc
+	wait "$2"
+	rc=$?
+	wait "$1"
 	return $rc
 }
+perf() { perf_start "$@" && perf_wait "$PERF_SRV" "$PERF_CLI"; }
 summary() { grep -E "goodput|errors" "$T/$1.out" | tr -s ' ' | paste -sd' ' | cut -c1-160; }
 run() { # run NAME [client args]: a verified run that must pass
 	local name=$1; shift
@@ -34,8 +40,8 @@ run() { # run NAME [client args]: a verified run that must pass
 sending() { [ "$(ctlj a qps | jget 'sum(q["tx_data_pkts"] for q in d)')" -gt 500 ]; }
 midway() { # midway NAME ACTION-AT-1/3 ACTION-AT-2/3 [client args]
 	local name=$1 act1=$2 act2=$3; shift 3
-	perf "$name" "$@" &
-	local p=$!
+	perf_start "$name" "$@"
+	local srv=$PERF_SRV cli=$PERF_CLI
 	wait_for 20 sending
 	eval "$act1"
 	# the second action once the transfer has moved on under the first
@@ -44,7 +50,7 @@ midway() { # midway NAME ACTION-AT-1/3 ACTION-AT-2/3 [client args]
 	progressed() { [ "$(ctlj a qps | jget 'sum(q["tx_data_pkts"] for q in d)')" -gt $((base + 5000)) ]; }
 	wait_for 20 progressed
 	eval "$act2"
-	if wait "$p"; then ok "$name: $(summary "$name")"; else bad "$name: $(tail -5 "$T/$name.out")"; fi
+	if perf_wait "$srv" "$cli"; then ok "$name: $(summary "$name")"; else bad "$name: $(tail -5 "$T/$name.out")"; fi
 }
 
 run lossless --duration "$DUR" --qps 4
@@ -66,10 +72,10 @@ check "packets were trimmed ($trimmed)" test "$trimmed" -gt 0
 ctl a fault-clear >/dev/null
 
 # 16 QPs from 2 clients at once
-PERF_PORT=18590 perf two-clients-a --duration "$DUR" --qps 8 & c1=$!
-PERF_PORT=18591 perf two-clients-b --duration "$DUR" --qps 8 --op write & c2=$!
-wait "$c1"; r1=$?
-wait "$c2"; r2=$?
+perf_start two-clients-a --duration "$DUR" --qps 8; s1=$PERF_SRV c1=$PERF_CLI
+perf_start two-clients-b --duration "$DUR" --qps 8 --op write; s2=$PERF_SRV c2=$PERF_CLI
+perf_wait "$s1" "$c1"; r1=$?
+perf_wait "$s2" "$c2"; r2=$?
 check "16 QPs from 2 clients at once: $(summary two-clients-a) | $(summary two-clients-b)" test "$r1" -eq 0 -a "$r2" -eq 0
 
 # a client SIGKILLed mid-transfer; another completes; its session is gone
@@ -78,9 +84,9 @@ proc_start ksrv "$PERF" -s "$T/b.sock" --server --port "$kp" --timeout 60 > "$T/
 proc_start kcl "$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$kp" --verify --duration 30 --stats 0 > "$T/kill.out" 2>&1
 disown "$kcl" 2>/dev/null # its SIGKILL is the point: no "Killed" notice
 wait_for 20 sending
-PERF_PORT=18592 perf survivor --duration "$DUR" & sv=$!
+perf_start survivor --duration "$DUR"; s1=$PERF_SRV c1=$PERF_CLI
 kill -KILL "$kcl"
-if wait "$sv"; then ok "another client completes while one is SIGKILLed: $(summary survivor)"; else bad "survivor: $(tail -3 "$T/survivor.out")"; fi
+if perf_wait "$s1" "$c1"; then ok "another client completes while one is SIGKILLed: $(summary survivor)"; else bad "survivor: $(tail -3 "$T/survivor.out")"; fi
 wait "$ksrv"
 check "the killed client's peer saw its QPs fail (server exit non-zero)" test $? -ne 0
 no_sessions() { [ "$(ctlj a status | jget 'd["clients"]')" = 0 ]; }

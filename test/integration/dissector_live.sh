@@ -90,14 +90,15 @@ EOF
 	done
 }
 
-tx_total() { # frames both daemons have sent
-	echo $(( $(ctlj a ports | jget 'sum(p["tx_pkts"] for p in d)') + $(ctlj b ports | jget 'sum(p["tx_pkts"] for p in d)') ))
+tx_total() { # frames both daemons have sent (nothing, and 1, if either count is missing)
+	num_sum "$(ctlj a ports | jget 'sum(p["tx_pkts"] for p in d)')" "$(ctlj b ports | jget 'sum(p["tx_pkts"] for p in d)')"
 }
-quiet() { # quiet: no frame sent for 300 ms
-	local t0
-	t0=$(tx_total)
+quiet() { # quiet: no frame sent for 300 ms (the counts read, both times)
+	local t0 t1
+	t0=$(tx_total) || return 1
 	sleep 0.3
-	[ "$(tx_total)" = "$t0" ]
+	t1=$(tx_total) || return 1
+	[ "$t1" = "$t0" ]
 }
 
 CAP_PIDS=()
@@ -173,8 +174,8 @@ phase_end() {
 	check "$1: the daemons went quiet" wait_for 20 quiet
 	tx1=$(tx_total)
 	check "$1: capture stopped and merged" capture_stop "$1"
-	check "$1: nothing sent while the capture stopped" test "$(tx_total)" = "$tx1"
-	FRAMES=$((tx1 - TX0))
+	check "$1: nothing sent while the capture stopped" num_cmp "$(tx_total)" -eq "$tx1"
+	FRAMES=$(num_sub "$tx1" "$TX0")   # empty if a count is missing: the verdicts then fail
 	check "$1: a exits 0" stop_daemon a
 	check "$1: b exits 0" stop_daemon b
 }

@@ -15,7 +15,11 @@ BUILD=$(cd "$(dirname "$MRCD")/../.." && pwd)
 NAME="it$(($$ % 100000))"
 PERF_PORT=$((18700 + $$ % 200))
 fab() { FABRIC_DIR="$T/fabric" bash "$FAB" --name "$NAME" --build "$BUILD" "$@"; }
-left_ns() { ip netns list | awk -v p="^$1-" '$1 ~ p' | wc -l; }
+left_ns() { # the namespaces named NAME-*; nothing (and 1) if they cannot be listed
+	local l
+	l=$(ip netns list) || return 1
+	awk -v p="^$1-" '$1 ~ p' <<<"$l" | wc -l
+}
 cleanup_add _proc_quiet fab down
 
 if ! ip netns add "mrcd-probe$$" 2>/dev/null; then
@@ -73,12 +77,16 @@ for n in 1 2; do
 	check "healthy step $n: every byte, verified ($(jget "d['seconds']" < "$T/step-h$n.json") s)" step_ok "h$n"
 done
 read -r -a after <<< "$(spine_mrc)"
-total=0
-for ((i = 1; i < ${#after[@]}; i += 2)); do total=$((total + after[i] - before[i])); done
+# "S1 n1 S2 n2 ...": the same spines before and after, at least two
+check "the spines' MRC counts were read (${before[*]:-nothing} / ${after[*]:-nothing})" \
+	test "${#after[@]}" -ge 4 -a "${#before[@]}" -eq "${#after[@]}"
+diffs=() total=0
 for ((i = 1; i < ${#after[@]}; i += 2)); do
-	d=$((after[i] - before[i]))
-	check "${after[i - 1]} carried MRC traffic when healthy ($d of $total packets)" \
-		num_cmp "$d" -ge "$((total / 10))"
+	diffs[i]=$(num_sub "${after[i]}" "${before[i]:-}") && total=$(num_sum "$total" "${diffs[i]}")
+done
+for ((i = 1; i < ${#after[@]}; i += 2)); do
+	check "${after[i - 1]} carried MRC traffic when healthy (${diffs[i]:-?} of $total packets)" \
+		num_check "${after[i - 1]}" 'd >= t / 10' d="${diffs[i]:-}" t="$total"
 done
 via() { "$MRCCTL" -s "$1" --json counters | jget "d['ports']['$2']['neigh']['$3']"; }
 for h in a b; do
@@ -101,11 +109,18 @@ for n in 1 2; do
 		> "$T/step-b$n.json" 2> "$T/step-b$n.err" ) &
 	cpid=$!
 	proc_track "$cpid"
-	# mid-step: once B has received a third of the step's 16 MiB
-	goal=$((rx0 + 16 * 1024 * 1024 / 3))
-	while kill -0 "$cpid" 2>/dev/null && [ "$(fab rx)" -lt "$goal" ]; do :; done
+	# mid-step: once B has received a third of the step's 16 MiB (a count
+	# that cannot be read ends the wait, and the check below fails)
+	goal=$(num_sum "$rx0" $((16 * 1024 * 1024 / 3))) rx=
+	while [ -n "$goal" ] && kill -0 "$cpid" 2>/dev/null; do
+		rx=$(fab rx)
+		is_num "$rx" || break
+		num_cmp "$rx" -ge "$goal" && break
+	done
 	tf=$(date +%s.%N)
 	fab fail S2 blackhole > /dev/null
+	check "blackhole step $n: B had received a third of the step when S2 failed (${rx:-?} of ${goal:-?} bytes)" \
+		num_cmp "$rx" -ge "$goal"
 	# mrc-perf gives up by itself after --timeout 30
 	wait "$cpid"
 	rc=$?

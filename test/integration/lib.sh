@@ -3,7 +3,8 @@
 # every process it started by PID when it exits (scripts/lib/proc.sh: SIGTERM,
 # then SIGKILL), and waits on conditions with deadlines (never a bare sleep
 # to synchronise). The process and cleanup helpers live in proc.sh; the names
-# below (cleanup, wait_for, PIDS, stop_daemon...) are thin wrappers over it.
+# below (cleanup, wait_for, stop_daemon...) are thin wrappers over it: a
+# test starts every process with proc_start (or proc_track), nothing else.
 set -uo pipefail
 
 MRCD=${MRCD:?path to mrcd}
@@ -12,20 +13,12 @@ TOP=${TOP:?source root}
 source "$TOP/scripts/lib/proc.sh"
 source "$TOP/scripts/lib/num.sh"   # num_cmp, num_sum: verdicts that fail on an empty value
 T=$(mktemp -d /tmp/mrcd-it.XXXXXX)
-PIDS=()   # processes a test started itself (proc_track does the same)
 PASS=0
 FAIL=0
 
 _it_dpdk_dirs() { rm -rf /var/run/dpdk/mrcd-it-"$(basename "$T")"-* 2>/dev/null; }
-_it_stop_pids() { # the PIDs tests appended to PIDS themselves
-	[ "${#PIDS[@]}" -gt 0 ] || return 0
-	proc_track "${PIDS[@]}"
-	PIDS=()
-	proc_stop_all
-}
 cleanup_add _it_dpdk_dirs
 cleanup_dir "$T"
-cleanup_add _it_stop_pids
 # cleanup: everything registered so far (a test that sets its own EXIT trap
 # calls it; the one proc.sh installs does anyway)
 cleanup() { cleanup_run; }

@@ -50,24 +50,29 @@ port=19600
 # fi_pingpong's sizes stop at the provider's max_msg_size: 1 MiB here
 export FI_MRC_MAX_MSG_SIZE=1048576
 export FI_LOG_LEVEL=${FI_LOG_LEVEL:-warn} # the provider says why, if anything fails
-# pingpong NAME [fi_pingpong args]: server on b, client on a (its daemon);
-# both must exit 0. Sizes 1 B ... 1 MiB (-S all), data checked (-c).
-pingpong() {
+# pp_start NAME [fi_pingpong args]: server on b, client on a (its daemon),
+# both tracked by proc.sh (stopped by PID if the test ends first); sets
+# PP_SRV and PP_CLI. Sizes 1 B ... 1 MiB (-S all), data checked (-c).
+# pp_wait SRV CLI: both must exit 0. pingpong NAME [args]: the two in one.
+pp_start() {
 	local name=$1; shift
 	port=$((port + 1))
-	FI_MRC_SOCKET=$T/b.sock timeout 300 stdbuf -oL fi_pingpong -p mrc -e rdm -c -B "$port" "$@" \
-		> "$T/$name.srv" 2>&1 &
-	local srv=$!
-	PIDS+=("$srv")
+	proc_start PP_SRV env FI_MRC_SOCKET="$T/b.sock" timeout 300 stdbuf -oL fi_pingpong -p mrc -e rdm -c \
+		-B "$port" "$@" > "$T/$name.srv" 2>&1
 	# the server's control port is up when it listens
-	wait_for 30 bash -c "ss -ltn | grep -q ':$port '" || { bad "$name: server did not listen"; return 1; }
-	FI_MRC_SOCKET=$T/a.sock timeout 300 stdbuf -oL fi_pingpong -p mrc -e rdm -c -P "$port" "$@" 127.0.0.1 \
-		> "$T/$name.out" 2>&1
-	local rc=$?
-	wait "$srv"
-	local src=$?
+	wait_for -p "$PP_SRV" 30 bash -c "ss -ltn | grep -q ':$port '" || { bad "$name: server did not listen"; return 1; }
+	proc_start PP_CLI env FI_MRC_SOCKET="$T/a.sock" timeout 300 stdbuf -oL fi_pingpong -p mrc -e rdm -c \
+		-P "$port" "$@" 127.0.0.1 > "$T/$name.out" 2>&1
+}
+pp_wait() {
+	local rc src
+	wait "$2"
+	rc=$?
+	wait "$1"
+	src=$?
 	[ $rc -eq 0 ] && [ $src -eq 0 ]
 }
+pingpong() { pp_start "$@" && pp_wait "$PP_SRV" "$PP_CLI"; }
 # sizes run: the last line of results names 1 MiB ("1m")
 pp_summary() { awk '/^[0-9]/ {n++; last=$0} END {printf "%d sizes, last: %s", n, last}' "$T/$1.out" | tr -s ' '; }
 pp_run() {
@@ -85,9 +90,9 @@ pp_run() {
 
 before=$(tx_bytes a)
 pp_run pingpong-msg -S all -I 20
-after=$(tx_bytes a)
+sent=$(num_sub "$(tx_bytes a)" "$before")   # empty (and failing) if a counter is missing
 # 20 round trips of every size up to 1 MiB: a sends at least 20 MiB of payload
-check "  the bytes crossed mrcd (daemon a sent $((after - before)) bytes on its planes)" test $((after - before)) -gt $((20 << 20))
+check "  the bytes crossed mrcd (daemon a sent ${sent:-?} bytes on its planes)" num_cmp "$sent" -gt $((20 << 20))
 pp_run pingpong-tagged -m tagged -S all -I 20
 
 for p in 1 2 3 4; do ctl a fault-set port=$p drop_pct=1 direction=both >/dev/null; done
@@ -98,16 +103,17 @@ ctl a fault-clear >/dev/null
 # a plane blackholed while the 1 MiB transfers run
 blackhole_midway() { # NAME [fi_pingpong args]
 	local name=$1; shift
-	(pingpong "$name" "$@"; echo $? > "$T/$name.rc") &
-	local p=$!
-	local base
+	local base srv cli rc
 	base=$(tx_pkts a)
+	pp_start "$name" "$@" || return 1
+	srv=$PP_SRV cli=$PP_CLI
 	moving() { [ "$(tx_pkts a)" -gt $((base + 2000)) ]; }
 	wait_for 60 moving
 	ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
-	wait "$p"
+	pp_wait "$srv" "$cli"
+	rc=$?
 	ctl a fault-clear >/dev/null
-	if [ "$(cat "$T/$name.rc")" = 0 ] && grep -q "^1m " "$T/$name.out"; then
+	if [ "$rc" = 0 ] && grep -q "^1m " "$T/$name.out"; then
 		ok "$name: $(pp_summary "$name")"
 	else
 		bad "$name: $(tail -3 "$T/$name.out" "$T/$name.srv" | tr '\n' ' ')"
@@ -120,9 +126,7 @@ unset FI_MRC_MAX_MSG_SIZE
 # ---- 3. our own libfabric programs -------------------------------------------------------------
 # test_fi: server on b, client on a; each prints ok/FAIL lines of its own
 mkdir -p "$T/fi"
-FI_MRC_SOCKET=$T/b.sock timeout 300 "$FT/test_fi" --role server --dir "$T/fi" > "$T/test_fi.srv" 2>&1 &
-fsrv=$!
-PIDS+=("$fsrv")
+proc_start fsrv env FI_MRC_SOCKET="$T/b.sock" timeout 300 "$FT/test_fi" --role server --dir "$T/fi" > "$T/test_fi.srv" 2>&1
 FI_MRC_SOCKET=$T/a.sock timeout 300 "$FT/test_fi" --role client --dir "$T/fi" > "$T/test_fi.cli" 2>&1
 crc=$?
 wait "$fsrv"
@@ -151,9 +155,12 @@ fi
 # mpi NAME [test_mpi args]: rank 0 on daemon a, rank 1 on daemon b; only
 # pml cm + mtl ofi + provider mrc, and btl self: no TCP or shared-memory path
 # carries MPI messages (the runtime's own out-of-band channel is loopback TCP)
-mpi() {
+# mpi_exec NAME [test_mpi args]: the same as a process of its own for
+# proc_start (the tracked PID is timeout's, which passes SIGTERM on)
+mpi() { ( mpi_exec "$@" ); }
+mpi_exec() {
 	local name=$1; shift
-	timeout 600 mpirun --allow-run-as-root --oversubscribe \
+	exec timeout 600 mpirun --allow-run-as-root --oversubscribe \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include mrc --mca btl self \
 		-x FI_PROVIDER_PATH -x FI_LOG_LEVEL \
 		-np 1 env FI_MRC_SOCKET="$T/a.sock" "$MPI" "$@" : \
@@ -167,20 +174,21 @@ else
 	bad "Open MPI healthy run: $(tail -5 "$T/mpi-healthy.out" | tr '\n' ' ')"
 fi
 a1=$(tx_bytes a); b1=$(tx_bytes b)
+da=$(num_sub "$a1" "$a0") db=$(num_sub "$b1" "$b0")   # empty (and failing) if a counter is missing
 # at least the 16 MiB allreduce steps (4 of them, half the vector each way)
-check "  the MPI bytes crossed mrcd (a sent $((a1 - a0)), b sent $((b1 - b0)) bytes on their planes)" \
-	test $((a1 - a0)) -gt $((32 << 20)) -a $((b1 - b0)) -gt $((32 << 20))
+both_sent() { num_cmp "$da" -gt $((32 << 20)) && num_cmp "$db" -gt $((32 << 20)); }
+check "  the MPI bytes crossed mrcd (a sent ${da:-?}, b sent ${db:-?} bytes on their planes)" both_sent
 
 # the allreduce loop with plane 2 blackholed once it is under way
-(mpi mpi-blackhole --rounds 4 --pingpong-iters 0; echo $? > "$T/mpi-blackhole.rc") &
-mp=$!
 base=$(tx_bytes a)
+proc_start mp mpi_exec mpi-blackhole --rounds 4 --pingpong-iters 0
 mpi_moving() { [ "$(tx_bytes a)" -gt $((base + (64 << 20))) ]; }
 wait_for 120 mpi_moving
 ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
 wait "$mp"
+mrc=$?
 ctl a fault-clear >/dev/null
-if [ "$(cat "$T/mpi-blackhole.rc")" = 0 ] && grep -q "^mpi: 0 errors" "$T/mpi-blackhole.out"; then
+if [ "$mrc" = 0 ] && grep -q "^mpi: 0 errors" "$T/mpi-blackhole.out"; then
 	ok "Open MPI allreduce loop with plane 2 blackholed mid-run: every result right ($(mpi_summary mpi-blackhole))"
 else
 	bad "Open MPI blackhole run: $(tail -5 "$T/mpi-blackhole.out" | tr '\n' ' ')"

@@ -75,6 +75,14 @@ void fake_link_format(char *s, size_t cap, const struct mrcp_pkt *p, uint64_t va
 		snprintf(s + n, cap - n, "ACK 0x%02x msn %u psn %u", p->aeth.syndrome, p->aeth.msn,
 			 p->bth.psn);
 		break;
+	case MRCP_OP_EP_REQUEST: /* "seq": the PSN, which numbers the request */
+		snprintf(s + n, cap - n, "EP_REQ op %u seq %u mask 0x%x", p->erth.op, p->bth.psn,
+			 p->erth.port_status_mask);
+		break;
+	case MRCP_OP_EP_RESPONSE:
+		snprintf(s + n, cap - n, "EP_RESP op %u seq %u rx_port %u mask 0x%x", p->eeth.op, p->bth.psn,
+			 p->eeth.rx_port, p->eeth.port_status_mask);
+		break;
 	default:
 		snprintf(s + n, cap - n, "%s psn %u", name ? name : "?", p->bth.psn);
 		break;
@@ -125,6 +133,9 @@ static void take(struct fake_link *l, const struct mrcp_tx *tx, int from, struct
 		if (l->q != NULL) /* link mode: the sender in front */
 			n = (size_t)snprintf(line, sizeof(line), "%d> ", from);
 		fake_link_format(line + n, sizeof(line) - n, &k->p, l->va_base);
+		n = strnlen(line, sizeof(line));
+		if (l->log_port && n + 1 < sizeof(line))
+			snprintf(line + n, sizeof(line) - n, " port %u", tx->port);
 		log_add(l, true, line);
 	}
 }

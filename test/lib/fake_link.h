@@ -43,6 +43,7 @@ struct fake_link {
 	uint64_t now;              /**< link mode: the clock, ns */
 	uint64_t delay_ns;         /**< link mode: one way, ns (2000 after connect) */
 	uint64_t va_base;          /**< data packets log their VA as va+(VA - va_base) */
+	bool log_port;             /**< end each log line with " port N" (the descriptor's port) */
 	fake_link_drop_fn drop;    /**< link mode, optional */
 	void *drop_ctx;
 	uint8_t trim_next;         /**< link mode: deliver this many more data packets trimmed */

@@ -94,6 +94,27 @@ expect_fail "check-mrc-sim-results.sh without failover_us" failover_us \
 expect_fail "check-mrc-sim-results.sh without ev_drop" ev_drop \
 	env KEY=ev_drop sh "$here/check-mrc-sim-results.sh" "$fake" "$dir"
 
+# D65 (check-mrc-sim-d65.sh), one part at a time: the host-pause figures
+# (one of them summed) and the planes' retired EVs (the lossless part, 24
+# runs, and the planes' finish times read their figures through the same
+# json/v and are left out for time)
+d65=$here/check-mrc-sim-d65.sh
+if env KEY= sh "$d65" "$fake" "$dir" pause >"$tmp/out" 2>&1; then
+	ok "check-mrc-sim-d65.sh pause passes through the unchanged wrapper"
+else
+	bad "check-mrc-sim-d65.sh pause fails through the unchanged wrapper"; tail -5 "$tmp/out" >&2
+fi
+expect_fail "check-mrc-sim-d65.sh without silent_rounds" silent_rounds \
+	env KEY=silent_rounds sh "$d65" "$fake" "$dir" pause
+expect_fail "check-mrc-sim-d65.sh with rtx_port_down null (a summand)" rtx_port_down \
+	env KEY=rtx_port_down MODE=null sh "$d65" "$fake" "$dir" pause
+expect_fail "check-mrc-sim-d65.sh with ev_transitions \"n/a\"" ev_transitions \
+	env KEY=ev_transitions MODE=na sh "$d65" "$fake" "$dir" pause
+expect_fail "check-mrc-sim-d65.sh with evs_retired_by_plane \"n/a\"" evs_retired_by_plane \
+	env KEY=evs_retired_by_plane MODE=na sh "$d65" "$fake" "$dir" planes
+expect_fail "check-mrc-sim-d65.sh with a part it does not have" "no part" \
+	sh "$d65" "$sim" "$dir" pauses
+
 # the helpers
 g=$simval_lib/getval.py
 echo '{"runs": [{"transport": "mrc", "a": 1.5, "n": null, "s": "n/a", "b": true}]}' >"$tmp/j.json"
@@ -107,6 +128,12 @@ done
 	bad "getval --null"
 : >"$tmp/empty"
 expect_fail "getval on an empty file" "not JSON" python3 "$g" json "$tmp/empty" a
+python3 "$g" many "$tmp/j.json" 'runs[transport=mrc]' a x n >"$tmp/many" 2>"$tmp/many.err" &&
+	bad "getval many with missing keys exits 0" || ok "getval many with missing keys exits 1"
+[ "$(cat "$tmp/many")" = "a 1.5" ] && grep -q 'runs\[transport=mrc\].x' "$tmp/many.err" &&
+	grep -q 'runs\[transport=mrc\].n' "$tmp/many.err" && ok "getval many prints the good keys, names the others" ||
+	bad "getval many: $(cat "$tmp/many" "$tmp/many.err")"
+expect_fail "val_of a key run_vals did not read" "no value for x" val_of "$tmp/many" x
 expect_fail "getval word, no such line" "0 lines" python3 "$g" word "$tmp/empty" "mrc failover_us" failover_us
 # the issue's example: awk alone passes on an empty value, num_check does not
 if awk -v m="" -v h=5 'BEGIN { exit !(m <= 1.2 * h) }'; then

@@ -13,84 +13,93 @@
 #     1.5 x 4 / (4 - k) x p4-healthy, and the EVs retired at the end are
 #     exactly those of the planes whose data path died (all of them).
 #
-#   check-mrc-sim-d65.sh MRC_SIM SCENARIO_DIR
+#   check-mrc-sim-d65.sh MRC_SIM SCENARIO_DIR [PART...]
+# PARTs (default all three): pause, lossless, planes - the missing-key test
+# (check-missing-key.sh) runs one part at a time.
 set -eu
 
 sim=$1 dir=$2
+shift 2
+parts=${*:-pause lossless planes}
+for p in $parts; do
+	case $p in pause | lossless | planes) ;; *) echo "check-mrc-sim-d65.sh: no part '$p'" >&2; exit 2 ;; esac
+done
+part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+. "$(dirname "$0")/simval.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 fail=0
 
-# json NAME SEED: run scenario NAME (MRC only) into $tmp/NAME.SEED.json
+# json NAME SEED KEY...: run scenario NAME (MRC only) into
+# $tmp/NAME.SEED.json and read the KEYs of its run into $tmp/NAME.SEED.vals
+# (one process; a key it lacks is named here and fails the check using it)
 json() {
-	"$sim" --scenario "$dir/$1.yaml" --seed "$2" --transport mrc --json "$tmp/$1.$2.json" >"$tmp/$1.$2.txt" ||
-		{ echo "FAIL $1: mrc-sim exit $? (seed $2)" >&2; exit 1; }
-}
-
-# val NAME SEED EXPR: a Python expression over the MRC run r (a dict); a
-# missing key, or a value that is not a number or a list, fails
-val() {
-	python3 - "$tmp/$1.$2.json" "$3" <<'EOF' || { echo "FAIL: $1 seed $2: cannot read $3" >&2; exit 1; }
-import json, sys
-doc = json.load(open(sys.argv[1]))
-runs = [x for x in doc["runs"] if x["transport"] == "mrc"]
-if len(runs) != 1:
-    sys.exit("not one mrc run")
-class Run(dict):
-    def __getitem__(self, k):
-        if k not in self or self.get(k) is None:
-            sys.exit("missing or null: %s" % k)
-        return dict.__getitem__(self, k)
-v = eval(sys.argv[2], {}, {"r": Run(runs[0])})
-if isinstance(v, bool) or not isinstance(v, (int, float, list)):
-    sys.exit("not a number: %r" % (v,))
-print(v)
-EOF
-}
-
-check() { # description awk-condition -v ...
-	d=$1 c=$2
+	_n=$1 _s=$2
 	shift 2
-	if awk "$@" "BEGIN { exit !($c) }"; then
-		echo "ok: $d ($*)"
+	"$sim" --scenario "$dir/$_n.yaml" --seed "$_s" --transport mrc --json "$tmp/$_n.$_s.json" >"$tmp/$_n.$_s.txt" ||
+		{ echo "FAIL $_n: mrc-sim exit $? (seed $_s)" >&2; exit 1; }
+	run_vals "$tmp/$_n.$_s.json" mrc "$tmp/$_n.$_s.vals" "$@" || true
+}
+# v NAME SEED KEY: KEY of the MRC run (a number; prints nothing and says
+# which key when it is missing, null or not a number)
+v() { val_of "$tmp/$1.$2.vals" "$3"; }
+
+check() { # description awk-condition name=value...
+	if num_check "$@"; then
+		echo "ok: $1 ($(shift 2; echo "$*"))"
 	else
-		echo "FAIL: $d ($*)" >&2
+		echo "FAIL: $1 ($(shift 2; echo "$*"))" >&2
 		fail=1
 	fi
 }
 
-json p2p-host-pause 1
-for e in "r['ev_transitions']" "r['rto_rounds']" "r['rtx_fast'] + r['rtx_nack'] + r['rtx_rto'] + r['rtx_port_down']" \
-	 "r['flows'] - r['flows_done']"; do
-	check "host pauses: $e = 0" 'v == 0' -v v="$(val p2p-host-pause 1 "$e")"
-done
-check "host pauses: the silences were met with probes" 'v > 0' \
-	-v v="$(val p2p-host-pause 1 "r['silent_rounds']")"
-
-for s in p2p-healthy p2p-16m p2p4-healthy p4-healthy permutation-8 alltoall-8; do
-	for seed in 1 2 3 4; do
-		json $s $seed
-		check "$s seed $seed: no fast, RTO or unneeded retransmission" 'f == 0 && t == 0 && u == 0' \
-			-v f="$(val $s $seed "r['rtx_fast']")" -v t="$(val $s $seed "r['rtx_rto']")" \
-			-v u="$(val $s $seed "r['rtx_spurious']")"
-		check "$s seed $seed: NACK retransmissions only for trims" 'n <= t' \
-			-v n="$(val $s $seed "r['rtx_nack']")" -v t="$(val $s $seed "r['trims']")"
+if part pause; then
+	json p2p-host-pause 1 ev_transitions rto_rounds rtx_fast rtx_nack rtx_rto rtx_port_down flows flows_done \
+		silent_rounds
+	for k in ev_transitions rto_rounds; do
+		check "host pauses: $k = 0" 'v == 0' v="$(v p2p-host-pause 1 $k)"
 	done
-done
+	check "host pauses: no retransmission (fast + nack + rto + port_down = 0)" 'v == 0' \
+		v="$(num_sum "$(v p2p-host-pause 1 rtx_fast)" "$(v p2p-host-pause 1 rtx_nack)" \
+			"$(v p2p-host-pause 1 rtx_rto)" "$(v p2p-host-pause 1 rtx_port_down)")"
+	check "host pauses: every flow finished" 'd == n && n > 0' \
+		n="$(v p2p-host-pause 1 flows)" d="$(v p2p-host-pause 1 flows_done)"
+	check "host pauses: the silences were met with probes" 's > 0' s="$(v p2p-host-pause 1 silent_rounds)"
+fi
 
-json p4-healthy 1
-h=$(val p4-healthy 1 "r['finish_ns']")
-for s in p4-k1-blackhole:1:1000 p4-k2-blackhole:2:1100 p4-k3-blackhole:3:1110 p4-k3-data:3:1110 p4-k3-ack:3:0000; do
-	name=${s%%:*} rest=${s#*:} k=${rest%%:*} dead=${rest#*:}
-	json $name 1
-	check "$name: finish <= 1.5 x 4/(4-$k) x healthy" 'f <= 1.5 * 4 / (4 - k) * h' \
-		-v f="$(val $name 1 "r['finish_ns']")" -v k=$k -v h="$h"
-	# planes 0..3: a dead data path retires every EV of its plane, a live one none
-	got=$(val $name 1 "int(''.join('1' if n > 0 else '0' for n in r['evs_retired_by_plane']))")
-	all=$(val $name 1 "min([n for n, d in zip(r['evs_retired_by_plane'], '$dead') if d == '1'] or [48])")
-	check "$name: EVs retired exactly on the planes whose data path died ($dead), all 48 of each" \
-		'g == d + 0 && a == 48' -v g="$got" -v d="$dead" -v a="$all"
-done
+if part lossless; then
+	for s in p2p-healthy p2p-16m p2p4-healthy p4-healthy permutation-8 alltoall-8; do
+		for seed in 1 2 3 4; do
+			json $s $seed rtx_fast rtx_rto rtx_spurious rtx_nack trims
+			check "$s seed $seed: no fast, RTO or unneeded retransmission" 'f == 0 && t == 0 && u == 0' \
+				f="$(v $s $seed rtx_fast)" t="$(v $s $seed rtx_rto)" u="$(v $s $seed rtx_spurious)"
+			check "$s seed $seed: NACK retransmissions only for trims" 'n <= t' \
+				n="$(v $s $seed rtx_nack)" t="$(v $s $seed trims)"
+		done
+	done
+fi
+
+if part planes; then
+	json p4-healthy 1 finish_ns
+	h=$(v p4-healthy 1 finish_ns) || h= # (then every bound below fails, naming h)
+	for s in p4-k1-blackhole:1:1000 p4-k2-blackhole:2:1100 p4-k3-blackhole:3:1110 p4-k3-data:3:1110 p4-k3-ack:3:0000; do
+		name=${s%%:*} rest=${s#*:} k=${rest%%:*} dead=${rest#*:}
+		json $name 1 finish_ns evs_retired_by_plane.0 evs_retired_by_plane.1 evs_retired_by_plane.2 \
+			evs_retired_by_plane.3
+		check "$name: finish <= 1.5 x 4/(4-$k) x healthy" 'f <= 1.5 * 4 / (4 - k) * h' \
+			f="$(v $name 1 finish_ns)" k=$k h="$h"
+		# planes 0..3: a dead data path retires every EV of its plane (48), a
+		# live one none
+		for p in 0 1 2 3; do
+			want=0
+			[ "$(echo "$dead" | cut -c$((p + 1)))" = 1 ] && want=48
+			check "$name: EVs retired on plane $p = $want (data path $([ $want = 48 ] && echo dead || echo alive))" \
+				'n == w' n="$(v $name 1 evs_retired_by_plane.$p)" w=$want
+		done
+	done
+fi
 
 [ $fail -eq 0 ] || exit 1
-echo "ok: d65"
+echo "ok: d65 ($parts)"

@@ -37,7 +37,8 @@ static struct mrcp_cc_params p100(bool trimming)
 	return p;
 }
 
-/* The engine's side, as req.c keeps it: the QPCC's inflight, nominal bytes.
+/* The engine's side, as the requester keeps it (req_internal.h's send-order
+ * list): the QPCC's inflight, nominal bytes.
  * A packet joins it when sent and leaves it before the hook that reports it
  * is called, so every hook sees inflight without the packets it names. */
 static uint64_t infl;

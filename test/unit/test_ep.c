@@ -5,13 +5,15 @@
  *
  * One engine with three ports and one QP toward a hand-made three-port peer
  * (PSUs go only to peers with a live QP). The test plays the peer: it takes
- * the engine's packets from mrcp_poll, decodes them into a text log and
- * answers with hand-made endpoint packets. The clock is a plain variable. */
+ * the engine's packets through the capture of test/lib/fake_link.c (decoded,
+ * logged as text) and answers with hand-made endpoint packets. The clock is
+ * a plain variable. */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "engine_internal.h"
 #include "engine_fx.h"
+#include "fake_link.h"
 #include "mrcp_test.h"
 #include "mrcp_wire.h"
 
@@ -19,16 +21,13 @@
 #define PORTS 3
 #define T0 (1ull << 20) /* a multiple of the 128 ns timestamp unit */
 #define TICK 1024ull    /* timer wheel resolution */
-#define MAX_OUT 64
+#define MAX_OUT 256
 
 struct fx {
 	struct mrcp_engine *e;
 	uint32_t qpn;
 	uint64_t now;
-	struct mrcp_tx tx[MAX_OUT];
-	struct mrcp_pkt p[MAX_OUT];
-	unsigned n_out;
-	char log[4096];
+	struct fake_link l; /* capture: what the engine sent at the last drain() */
 	struct mrcp_ip peer_node;
 	uint8_t *buf;
 	uint32_t lkey, rkey;
@@ -40,6 +39,8 @@ static void fx_init_shard(struct fx *f, uint8_t shard)
 	struct mrcp_conn_info ci;
 
 	memset(f, 0, sizeof(*f));
+	fake_link_init(&f->l, MAX_OUT);
+	f->l.log_port = true;
 	mrcp_engine_config_defaults(&c);
 	c.seed = 5;
 	c.n_ports = PORTS;
@@ -81,37 +82,14 @@ static void fx_fini(struct fx *f)
 {
 	mrcp_engine_destroy(f->e);
 	free(f->buf);
+	fake_link_fini(&f->l);
 }
 
-static void log_pkt(char *s, size_t cap, const struct mrcp_pkt *p, const struct mrcp_tx *tx)
-{
-	size_t n = strlen(s);
-
-	if (n != 0)
-		n += (size_t)snprintf(s + n, cap - n, "; ");
-	if (p->bth.opcode == MRCP_OP_EP_REQUEST)
-		snprintf(s + n, cap - n, "EP_REQ op %u seq %u mask 0x%x port %u", p->erth.op, p->bth.psn,
-			 p->erth.port_status_mask, tx->port);
-	else if (p->bth.opcode == MRCP_OP_EP_RESPONSE)
-		snprintf(s + n, cap - n, "EP_RESP op %u seq %u rx_port %u mask 0x%x port %u", p->eeth.op, p->bth.psn,
-			 p->eeth.rx_port, p->eeth.port_status_mask, tx->port);
-	else if (mrcp_opcode_is_data(p->bth.opcode))
-		snprintf(s + n, cap - n, "%s psn %u port %u%s", mrcp_opcode_name(p->bth.opcode), p->bth.psn, tx->port,
-			 p->bth.rtx ? " rtx" : "");
-	else
-		snprintf(s + n, cap - n, "%s psn %u port %u", mrcp_opcode_name(p->bth.opcode), p->bth.psn, tx->port);
-}
-
-/* Poll at f->now; decode headers into f->p and f->log. */
+/* Everything the engine has to send at f->now, decoded, in f->l (out[],
+ * n_out, and the log: one line per packet, ending in its port). */
 static unsigned drain(struct fx *f)
 {
-	f->n_out = mrcp_poll(f->e, f->now, f->tx, MAX_OUT);
-	f->log[0] = '\0';
-	for (unsigned i = 0; i < f->n_out; i++) {
-		ASSERT_EQ(0, mrcp_pkt_decode_hdr(f->tx[i].hdr, f->tx[i].hdr_len, &f->p[i]));
-		log_pkt(f->log, sizeof(f->log), &f->p[i], &f->tx[i]);
-	}
-	return f->n_out;
+	return fake_link_drain(&f->l, f->e, f->now);
 }
 
 static void rx_ep(struct fx *f, const struct mrcp_pkt *p, uint8_t port)
@@ -186,18 +164,18 @@ TEST(ep, port_set_link__down_sends_psu_on_every_other_up_port)
 	ASSERT_EQ(0, mrcp_port_set_link(f.e, 2, false, f.now));
 	ASSERT_EQ(1, ec(&f).port_down_events);
 	ASSERT_EQ(2, drain(&f));
-	ASSERT_STREQ("EP_REQ op 0 seq 1 mask 0x5 port 1; EP_REQ op 0 seq 1 mask 0x5 port 3", f.log);
+	ASSERT_STREQ("EP_REQ op 0 seq 1 mask 0x5 port 1; EP_REQ op 0 seq 1 mask 0x5 port 3", f.l.log);
 	mrcp_dscp_map_defaults(&d);
 	for (unsigned i = 0; i < 2; i++) {
-		ASSERT_EQ(0xD8, f.p[i].bth.opcode);
-		ASSERT_EQ(MRCP_QPN_ENDPOINT, f.p[i].bth.dest_qp);
-		ASSERT_EQ(0, f.tx[i].qpn);
-		ASSERT_EQ(d.dscp[MRCP_DSCP_CLASS_CONTROL], f.tx[i].dscp);
-		ASSERT_EQ(MRCP_ECN_NOT_ECT, f.tx[i].ecn); /* D9 */
-		ASSERT_EQ((uint16_t)(T0 >> 7), f.p[i].erth.tx_timestamp);
+		ASSERT_EQ(0xD8, f.l.out[i].p.bth.opcode);
+		ASSERT_EQ(MRCP_QPN_ENDPOINT, f.l.out[i].p.bth.dest_qp);
+		ASSERT_EQ(0, f.l.out[i].tx.qpn);
+		ASSERT_EQ(d.dscp[MRCP_DSCP_CLASS_CONTROL], f.l.out[i].tx.dscp);
+		ASSERT_EQ(MRCP_ECN_NOT_ECT, f.l.out[i].tx.ecn); /* D9 */
+		ASSERT_EQ((uint16_t)(T0 >> 7), f.l.out[i].p.erth.tx_timestamp);
 	}
 	fx_ip(&want, 1, 3);
-	ASSERT_MEMEQ(&want, &f.tx[1].dst, sizeof(want));
+	ASSERT_MEMEQ(&want, &f.l.out[1].tx.dst, sizeof(want));
 	ASSERT_EQ(2, ec(&f).ep_tx);
 	fx_fini(&f);
 }
@@ -257,7 +235,7 @@ TEST(ep, ep_on_rx__eeth_ack_stops_the_retries)
 	ASSERT_EQ(0, mrcp_port_set_link(f.e, 2, true, f.now));
 	ASSERT_EQ(3, drain(&f));
 	ASSERT_STREQ("EP_REQ op 0 seq 2 mask 0x7 port 1; EP_REQ op 0 seq 2 mask 0x7 port 2; "
-		     "EP_REQ op 0 seq 2 mask 0x7 port 3", f.log);
+		     "EP_REQ op 0 seq 2 mask 0x7 port 3", f.l.log);
 	fx_fini(&f);
 }
 
@@ -276,17 +254,17 @@ TEST(ep, port_set_link__outstanding_packets_of_the_dead_port_go_elsewhere)
 		mrcp_ev_proven(&mrcp__qp_lookup(f.e, f.qpn)->evs, (int)i);
 	ASSERT_EQ(0, mrcp_qp_post_send(f.e, f.qpn, &wr, f.now));
 	ASSERT_EQ(24, drain(&f));
-	for (unsigned i = 0; i < f.n_out; i++)
-		on2 += f.tx[i].port == 2;
+	for (unsigned i = 0; i < f.l.n_out; i++)
+		on2 += f.l.out[i].tx.port == 2;
 	ASSERT_GT(on2, 0); /* sprayed over all three planes */
 	f.now += 1000;
 	ASSERT_EQ(0, mrcp_port_set_link(f.e, 2, false, f.now));
 	drain(&f);
-	for (unsigned i = 0; i < f.n_out; i++) {
-		if (!mrcp_opcode_is_data(f.p[i].bth.opcode))
+	for (unsigned i = 0; i < f.l.n_out; i++) {
+		if (!mrcp_opcode_is_data(f.l.out[i].p.bth.opcode))
 			continue;
-		ASSERT_NE(2, f.tx[i].port);
-		ASSERT_TRUE(f.p[i].bth.rtx);
+		ASSERT_NE(2, f.l.out[i].tx.port);
+		ASSERT_TRUE(f.l.out[i].p.bth.rtx);
 		again++;
 	}
 	ASSERT_EQ(on2, again);
@@ -311,11 +289,11 @@ TEST(ep, on_request__psu_updates_peer_mask_and_is_acked_on_arrival_port)
 	/* the QP's EVs on the peer's dead port 1 are masked */
 	ASSERT_EQ(0x6, mrcp_qp_evs(f.e, f.qpn)->port_up_remote);
 	ASSERT_EQ(1, drain(&f));
-	ASSERT_STREQ("EP_RESP op 0 seq 5 rx_port 2 mask 0x7 port 2", f.log);
-	ASSERT_EQ(0x0777, f.p[0].eeth.tx_timestamp); /* echoed */
-	ASSERT_EQ(0, f.p[0].eeth.status);
-	ASSERT_EQ(0xD9, f.p[0].bth.opcode);
-	ASSERT_EQ(MRCP_QPN_ENDPOINT, f.p[0].bth.dest_qp);
+	ASSERT_STREQ("EP_RESP op 0 seq 5 rx_port 2 mask 0x7 port 2", f.l.log);
+	ASSERT_EQ(0x0777, f.l.out[0].p.eeth.tx_timestamp); /* echoed */
+	ASSERT_EQ(0, f.l.out[0].p.eeth.status);
+	ASSERT_EQ(0xD9, f.l.out[0].p.bth.opcode);
+	ASSERT_EQ(MRCP_QPN_ENDPOINT, f.l.out[0].p.bth.dest_qp);
 	ASSERT_EQ(1, ec(&f).ep_rx);
 	fx_fini(&f);
 }
@@ -366,15 +344,15 @@ TEST(ep, ev_probe__request_on_the_ev_under_test_and_rtt_from_the_answer)
 	mrcp_dscp_map_defaults(&d);
 	ASSERT_EQ(0, mrcp_ev_probe(f.e, &f.peer_node, 2, 0xABCD, f.now));
 	ASSERT_EQ(1, drain(&f));
-	ASSERT_EQ(MRCP_OP_EP_REQUEST, f.p[0].bth.opcode);
-	ASSERT_EQ(MRCP_EP_EV_PROBE, f.p[0].erth.op);
-	ASSERT_EQ(0x7, f.p[0].erth.port_status_mask); /* D51 */
-	ASSERT_EQ(2, f.tx[0].port);
-	ASSERT_EQ(0xABCD, f.tx[0].ev);
-	ASSERT_EQ(d.dscp[MRCP_DSCP_CLASS_TRIMMABLE], f.tx[0].dscp); /* D57 */
-	ASSERT_EQ(MRCP_ECN_ECT0, f.tx[0].ecn);
-	seq = (uint16_t)f.p[0].bth.psn;
-	ts = f.p[0].erth.tx_timestamp;
+	ASSERT_EQ(MRCP_OP_EP_REQUEST, f.l.out[0].p.bth.opcode);
+	ASSERT_EQ(MRCP_EP_EV_PROBE, f.l.out[0].p.erth.op);
+	ASSERT_EQ(0x7, f.l.out[0].p.erth.port_status_mask); /* D51 */
+	ASSERT_EQ(2, f.l.out[0].tx.port);
+	ASSERT_EQ(0xABCD, f.l.out[0].tx.ev);
+	ASSERT_EQ(d.dscp[MRCP_DSCP_CLASS_TRIMMABLE], f.l.out[0].tx.dscp); /* D57 */
+	ASSERT_EQ(MRCP_ECN_ECT0, f.l.out[0].tx.ecn);
+	seq = (uint16_t)f.l.out[0].p.bth.psn;
+	ts = f.l.out[0].p.erth.tx_timestamp;
 	/* answered 6.4 us later, 1.28 us of it spent at the peer */
 	f.now = T0 + 6400;
 	rx_eeth(&f, MRCP_EP_EV_PROBE, seq, 0x7, ts, 10, 2);
@@ -400,7 +378,7 @@ TEST(ep, ev_probe__answer_carries_the_peer_mask)
 	fx_init(&f);
 	ASSERT_EQ(0, mrcp_ev_probe(f.e, &f.peer_node, 1, 0x1111, f.now));
 	ASSERT_EQ(1, drain(&f));
-	rx_eeth(&f, MRCP_EP_EV_PROBE, (uint16_t)f.p[0].bth.psn, 0x3, f.p[0].erth.tx_timestamp, 0, 1);
+	rx_eeth(&f, MRCP_EP_EV_PROBE, (uint16_t)f.l.out[0].p.bth.psn, 0x3, f.l.out[0].p.erth.tx_timestamp, 0, 1);
 	ASSERT_EQ(0x3, peer(&f)->remote_up);
 	ASSERT_EQ(2, mrcp_poll_events(f.e, ev, 4));
 	ASSERT_EQ(MRCP_EVENT_PEER_PORTS, ev[0].type);
@@ -475,8 +453,8 @@ TEST(ep, on_request__ev_probe_from_the_peer_is_answered_on_its_plane)
 	p.erth.ftype = MRCP_TSETH_FTYPE;
 	rx_ep(&f, &p, 3);
 	ASSERT_EQ(1, drain(&f));
-	ASSERT_STREQ("EP_RESP op 1 seq 66 rx_port 3 mask 0x7 port 3", f.log);
-	ASSERT_EQ(0x1234, f.p[0].eeth.tx_timestamp);
+	ASSERT_STREQ("EP_RESP op 1 seq 66 rx_port 3 mask 0x7 port 3", f.l.log);
+	ASSERT_EQ(0x1234, f.l.out[0].p.eeth.tx_timestamp);
 	ASSERT_EQ(0, ec(&f).ep_stale);
 	fx_fini(&f);
 }
@@ -498,7 +476,7 @@ TEST(ep, on_response__psu_ack_still_counts_after_an_ev_probe)
 	fx_init(&f);
 	ASSERT_EQ(0, mrcp_port_set_link(f.e, 2, false, f.now));
 	ASSERT_EQ(2, drain(&f));
-	ASSERT_STREQ("EP_REQ op 0 seq 1 mask 0x5 port 1; EP_REQ op 0 seq 1 mask 0x5 port 3", f.log);
+	ASSERT_STREQ("EP_REQ op 0 seq 1 mask 0x5 port 1; EP_REQ op 0 seq 1 mask 0x5 port 3", f.l.log);
 	ASSERT_EQ(0, mrcp_ev_probe(f.e, &f.peer_node, 1, 0x1111, f.now));
 	ASSERT_EQ(1, drain(&f));
 	rx_eeth(&f, MRCP_EP_PORT_STATUS_UPDATE, 1, 7, 0, 0, 1); /* the peer acks update 1 */
@@ -524,9 +502,9 @@ TEST(ep, on_request__psus_are_ordered_per_sending_shard)
 	ASSERT_EQ(0x5, peer(&f)->remote_up);
 	ASSERT_EQ(3, drain(&f));
 	/* every answer echoes the request's whole PSN, shard included */
-	ASSERT_EQ(1u << 16 | 9, f.p[0].bth.psn);
-	ASSERT_EQ(2, f.p[1].bth.psn);
-	ASSERT_EQ(1u << 16 | 8, f.p[2].bth.psn);
+	ASSERT_EQ(1u << 16 | 9, f.l.out[0].p.bth.psn);
+	ASSERT_EQ(2, f.l.out[1].p.bth.psn);
+	ASSERT_EQ(1u << 16 | 8, f.l.out[2].p.bth.psn);
 	fx_fini(&f);
 }
 
@@ -540,21 +518,21 @@ TEST(ep, ev_probe__shard_in_the_request_and_other_shards_answers_ignored)
 	ASSERT_EQ(2, mrcp_qpn_shard(f.qpn));
 	ASSERT_EQ(0, mrcp_ev_probe(f.e, &f.peer_node, 1, 0x1234, f.now));
 	ASSERT_EQ(1, drain(&f));
-	psn = f.p[0].bth.psn;
+	psn = f.l.out[0].p.bth.psn;
 	ASSERT_EQ(2, mrcp_ep_psn_shard(psn));
 	/* the same request id from another engine of ours: not this probe */
-	rx_eeth(&f, MRCP_EP_EV_PROBE, (psn & 0xFFFF) | 1u << 16, 0x7, f.p[0].erth.tx_timestamp, 0, 1);
+	rx_eeth(&f, MRCP_EP_EV_PROBE, (psn & 0xFFFF) | 1u << 16, 0x7, f.l.out[0].p.erth.tx_timestamp, 0, 1);
 	ASSERT_EQ(1, ec(&f).ep_stale);
 	ASSERT_EQ(0, mrcp_poll_events(f.e, ev, 4));
-	rx_eeth(&f, MRCP_EP_EV_PROBE, psn, 0x7, f.p[0].erth.tx_timestamp, 0, 1);
+	rx_eeth(&f, MRCP_EP_EV_PROBE, psn, 0x7, f.l.out[0].p.erth.tx_timestamp, 0, 1);
 	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 4));
 	ASSERT_EQ(MRCP_EVENT_EV_PROBE, ev[0].type);
 	ASSERT_TRUE(ev[0].probe.ok);
 	/* port-status updates carry the shard too */
 	ASSERT_EQ(0, mrcp_port_set_link(f.e, 3, false, f.now));
 	ASSERT_GT(drain(&f), 0);
-	for (unsigned i = 0; i < f.n_out; i++)
-		if (f.p[i].bth.opcode == MRCP_OP_EP_REQUEST)
-			ASSERT_EQ(2, mrcp_ep_psn_shard(f.p[i].bth.psn));
+	for (unsigned i = 0; i < f.l.n_out; i++)
+		if (f.l.out[i].p.bth.opcode == MRCP_OP_EP_REQUEST)
+			ASSERT_EQ(2, mrcp_ep_psn_shard(f.l.out[i].p.bth.psn));
 	fx_fini(&f);
 }

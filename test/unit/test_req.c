@@ -1,7 +1,7 @@
-/* test_req.c - white-box tests of lib/core/req.c, the requester:
- * segmentation, scatter lists, the PSN window, SACK processing, loss
- * inference (D29), NACK handling (§3.7, D35, §4.6), completions from AETH
- * only (D38) and the tail-loss probe (D36).
+/* test_req.c - white-box tests of the requester (lib/core/req.c, req_tx.c,
+ * req_timer.c): segmentation, scatter lists, the PSN window, SACK
+ * processing, loss inference (D29), NACK handling (§3.7, D35, §4.6),
+ * completions from AETH only (D38) and the tail-loss probe (D36).
  *
  * One engine; the test plays the responder: it takes the data packets from
  * mrcp_poll, decodes them into a text log and answers with hand-made SACK,
