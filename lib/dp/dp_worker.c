@@ -227,6 +227,8 @@ static void loop_gap(struct mrcd_dp *dp, uint64_t from, uint64_t now)
 		return;
 	dp->wc.stalls++;
 	dp->wc.stall_ns += gap;
+	if (gap > dp->wc.stall_max_ns)
+		dp->wc.stall_max_ns = gap;
 	mrcp_engine_stalled(dp->eng, now);
 }
 
