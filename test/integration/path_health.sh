@@ -5,7 +5,7 @@
 # daemons' selftest and mrc-perf through libmrc-client, several seconds
 # each - end with no EV transitions,
 # no RTO rounds and no spurious retransmissions; and a daemon stopped for
-# 50 ms (SIGSTOP, SIGCONT) in the middle of a transfer, the sender and then
+# 500 ms (SIGSTOP, SIGCONT) in the middle of a transfer, the sender and then
 # the receiver (the sender's pause judged), is counted as a stall of the
 # worker (told to the engine, mrcp_engine_stalled, D73), not blamed on a path.
 # A real blackhole of one plane still retires exactly that plane's EVs.
@@ -94,25 +94,27 @@ check "mrc-perf's QPs are gone" closed
 snap perf1
 health "mrc-perf lossless" st1 perf1 8
 
-# 3. a host pause: daemon NAME stopped for 50 ms, three times, in the middle
-# of a transfer. The sleep is the pause itself, not a wait for anything.
-# The worker's longest loop gap (stall_max_ns) must have been under 50 ms
-# before and at least 50 ms after, so the stall counted is the pause, not
-# the host's own noise (on a host too loaded for that the check fails).
+# 3. a host pause: daemon NAME stopped for 500 ms, three times, in the
+# middle of a transfer. The sleep is the pause itself, not a wait for
+# anything. The worker's longest loop gap (stall_max_ns) must have been
+# under 500 ms before and at least 500 ms after, so the stall counted is
+# the pause, not the host's own noise (a worker descheduled for 80-220 ms
+# was seen here beside a CPU hog; on a host too loaded for the difference
+# the check fails).
 # The sender's pause is a local stall: told to its engine, no verdicts
 # change. The receiver's pause is a silence of the peer longer than the
-# linear phase (linear_cnt x T, about 2 ms): by D65 that becomes RTO rounds
+# linear phase (linear_cnt x T, about 7 ms here): by D65 that becomes RTO rounds
 # (a dead peer looks the same), so its figures are printed, not judged.
-PAUSE_NS=50000000
+PAUSE_NS=500000000
 sent() { ctlj a qps | jget 'sum(q["tx_data_pkts"] for q in d)'; }
 moved_on() { [ "$(sent)" -gt "$1" ]; }
-pause() { # pause NAME: stop it for 50 ms three times, 2,000 packets apart
+pause() { # pause NAME: stop it for 500 ms three times, 2,000 packets apart
 	local pid n
 	eval "pid=\$PID_$1"
 	for n in 1 2 3; do
 		wait_for 30 moved_on $(($(sent) + 2000)) || return 1
 		kill -STOP "$pid" || return 1
-		sleep 0.05
+		sleep 0.5
 		kill -CONT "$pid" || return 1
 	done
 }
@@ -120,10 +122,10 @@ longest() { ctlj "$1" counters | python3 "$TOP/scripts/lib/getval.py" json - wor
 for who in a b; do
 	snap p0
 	m0=$(longest "$who")
-	check "daemon $who's longest loop gap before the pauses is under 50 ms (${m0} ns)" num_cmp "$m0" -lt "$PAUSE_NS"
+	check "daemon $who's longest loop gap before the pauses is under 500 ms (${m0} ns)" num_cmp "$m0" -lt "$PAUSE_NS"
 	proc_start st ctl a selftest --peer "$T/b.sock" --timeout 240 --json --bytes "$BYTES" > "$T/p-$who.json" 2> "$T/p-$who.err"
 	wait_for 30 moved_on 5000
-	check "daemon $who stopped for 50 ms three times mid-transfer" pause "$who"
+	check "daemon $who stopped for 500 ms three times mid-transfer" pause "$who"
 	check "the transfer was still running after the pauses" kill -0 "$st"
 	if wait "$st"; then
 		ok "selftest across the pauses of $who: $(jget '"%.2f Gbit/s, %d verify errors" % (d["sender"]["goodput_gbps"], d["receiver"]["verify_errors"])' < "$T/p-$who.json")"
@@ -137,23 +139,25 @@ for who in a b; do
 	e=$(num_sum "$(getval "$T/p1-$who.json" engine.stalls)" "-$(getval "$T/p0-$who.json" engine.stalls)")
 	check "daemon $who's engine was told ($e stalls, at least 3)" num_cmp "$e" -ge 3
 	if [ "$who" = a ]; then
-		health "$who stopped 3 x 50 ms" p0 p1
+		health "$who stopped 3 x 500 ms" p0 p1
 	else
 		line=""
 		for k in closed_qps.ev.transitions closed_qps.rto_rounds closed_qps.rtx_spurious closed_qps.rtx_rto \
 			closed_qps.silent_rounds; do
 			line+=" ${k#*.}=$(fig p0 p1 "$k")"
 		done
-		echo "     $who stopped 3 x 50 ms (not judged, see above):$line"
+		echo "     $who stopped 3 x 500 ms (not judged, see above):$line"
 	fi
 done
 
 # 4. a real blackhole: plane 2 silent both ways at a, mid-transfer (the
 # link stays up). The EVs of plane 2 that were carrying data retire within
 # BH_MS of the rule (polled through mrcctl, a few hundred ms a poll on a
-# loaded host, so the figure is an upper bound), while no EV
-# of another plane changes state; the transfer completes on the others.
-# Without the fault nothing retires and the first check fails.
+# loaded host, so the figure is an upper bound), while every EV of the
+# other planes is GOOD; the transfer completes on the others. Without the
+# fault nothing retires and the first check fails. EVs of other planes
+# that were charged with a loss and had it undone (D64) on the way are
+# counted in the printed transitions, not judged here.
 BH_MS=${PATH_HEALTH_BH_MS:-5000}
 # evtab FILE: a's sending QPs' EVs, one line each: qpn index plane state transitions tx_pkts
 evtab() {
@@ -192,10 +196,11 @@ if wait_for $((BH_MS / 1000 + 1)) retired; then
 else
 	bad "the blackholed plane's EVs retired within ${BH_MS} ms: $(cat "$T/bh-now" 2>/dev/null | tr '\n' ';')"
 fi
-other=$(awk -v p="$bh_plane" '$3 != p { n += $5 } END { print n + 0 }' "$T/bh-now")
 nother=$(awk -v p="$bh_plane" '$3 != p' "$T/bh-now" | wc -l)
-check "no EV of another plane changed state ($other transitions over $nother EVs)" \
-	eval 'num_cmp "$nother" -gt 0 && num_cmp "$other" == 0'
+notgood=$(awk -v p="$bh_plane" '$3 != p && $4 != "GOOD"' "$T/bh-now" | wc -l)
+other=$(awk -v p="$bh_plane" '$3 != p { n += $5 } END { print n + 0 }' "$T/bh-now")
+check "every EV of the other planes is GOOD then ($notgood of $nother not; $other transitions among them)" \
+	eval 'num_cmp "$nother" -gt 0 && num_cmp "$notgood" == 0'
 if wait "$st"; then
 	ok "selftest across the blackhole: $(jget '"%.2f Gbit/s, %d verify errors" % (d["sender"]["goodput_gbps"], d["receiver"]["verify_errors"])' < "$T/bh.json")"
 else
