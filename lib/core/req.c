@@ -430,12 +430,17 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	if (s->pr) {
 		if (evi >= 0 && qp->evs.evs[evi].probe_sent_ns != 0) {
 			mrcp_ev_probe_answer(&qp->evs, evi, s->m, e->now); /* D45 */
-		} else if (qp->tlp_out) {
+		} else if (qp->tlp_out && p->cc.tx_timestamp == mrcp__ts_now(qp->tlp_sent_ns)) {
 			/* The answer to a tail-loss probe reports the state after
 			 * the probe: what it still lacks among older sends is
 			 * lost, as if the probe were a SACKed packet (RACK-TLP,
 			 * RFC 8985; D36), at once where its cack and bitmap
-			 * cover it (D65) */
+			 * cover it (D65). Only the answer to the probe out now,
+			 * known by the timestamp it echoes: one to an earlier
+			 * probe, which sat in a queue while this host or the
+			 * peer did not run (a probe unanswered for T is sent
+			 * again), reports the state before that one was sent,
+			 * and is read as a plain SACK (D73) */
 			qp->tlp_out = false;
 			tlp_answer = true;
 		}

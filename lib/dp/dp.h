@@ -73,6 +73,9 @@ struct mrcd_dp_port_counters {
 	X(busy_loops, "iterations that moved a packet or ran a timer")         \
 	X(sleeps, "idle sleeps (adaptive idle)")                               \
 	X(sleep_ns, "time spent asleep, ns")                                   \
+	X(stalls, "gaps in the loop over 4 base RTTs, told to the engine (D73)") \
+	X(stall_ns, "time lost in those gaps, ns")                             \
+	X(stall_max_ns, "the longest of those gaps, ns (a maximum, not a sum)") \
 	X(calls, "control calls run on the worker")                            \
 	X(wc, "completions taken from the engine")                             \
 	X(wc_unowned, "completions for a QP nobody owns")                      \

@@ -145,10 +145,13 @@ struct mrcd_txb {
 	unsigned n;
 };
 
-/** Received MRC packets for one mrcp_rx_burst; their mbufs are freed after. */
+/** Received MRC packets for one mrcp_rx_burst; their mbufs are freed after.
+ *  Room for a burst from every port and two more, so that what one pass of
+ *  mrcd__rx_ports reads reaches the engine in one batch (dp_rx.c). */
+#define MRCD_DP_RXB ((MRCD_DP_MAX_PORTS + 2) * MRCD_DP_BURST)
 struct mrcd_rxb {
-	struct mrcp_rx rx[MRCD_DP_BURST * 2];
-	struct rte_mbuf *hold[MRCD_DP_BURST * 2];
+	struct mrcp_rx rx[MRCD_DP_RXB];
+	struct rte_mbuf *hold[MRCD_DP_RXB];
 	unsigned n, n_hold;
 };
 

@@ -11,9 +11,10 @@
  *   through rx_input) -> ICRC with rte_net_crc -> the batch for
  *   mrcp_rx_burst.
  *
- * The batch holds up to two frames more than a burst delivers at a time, so
- * room is made before a frame enters (a duplicate from the fault stage may
- * follow it without another check).
+ * The batch holds a burst from every port and more, so one pass over the
+ * ports reaches the engine as one batch; room is made before a frame enters
+ * (a duplicate from the fault stage may follow it without another check).
+ * The engine gets the batch in the order the peer sent it (dp_rxorder.h).
  */
 #include <errno.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "dp_fault.h"
 #include "dp_internal.h"
 #include "dp_neigh.h"
+#include "dp_rxorder.h"
 #include "mrcp_bytes.h"
 #include "mrcp_wire.h"
 
@@ -145,6 +147,7 @@ void mrcd__rx_flush(struct mrcd_dp *dp, struct mrcd_rxb *rb, uint64_t now)
 {
 	if (rb->n && dp->pre_rx)
 		dp->pre_rx(dp, dp->sleep_arg);
+	mrcd_rx_order(rb->rx, rb->n); /* the order the peer sent them in (D73) */
 	if (rb->n)
 		mrcp_rx_burst(dp->eng, rb->rx, rb->n, now);
 	if (rb->n_hold)
@@ -328,13 +331,14 @@ unsigned mrcd__rx_handover(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_
 	return n;
 }
 
-/* Receive a burst from every port, then hand the frames to the engine
- * interleaved, one from each port in turn. The sender sprays consecutive
- * PSNs over the planes, so this is about the order they were sent in; a
- * worker that took each port's burst whole after a pause would show the
- * engine PSNs from one plane far ahead of the others', and its SACKs would
- * make the sender infer losses that are not (D29, D64). Then frames the
- * fault stage held, in either direction. */
+/* Receive a burst from every port, then take the frames interleaved, one
+ * from each port in turn. The sender sprays consecutive PSNs over the
+ * planes, so this is about the order they were sent in, and the batch
+ * reaches the engine in that order exactly (mrcd_rx_order): a worker that
+ * took each port's burst whole after a pause would show the engine PSNs
+ * from one plane far ahead of the others', and its SACKs would make the
+ * sender infer losses that are not (D29, D64, D73). Then frames the fault
+ * stage held, in either direction. */
 unsigned mrcd__rx_ports(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b, uint64_t now)
 {
 	struct rte_mbuf *m[MRCD_DP_MAX_PORTS][MRCD_DP_BURST];
