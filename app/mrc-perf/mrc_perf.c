@@ -135,6 +135,7 @@ static void usage(FILE *f)
 "  --json            one JSON summary object on stdout\n"
 "  --timeout SEC     overall deadline; exit 1 if not done\n"
 "  --loop            server: serve runs until killed\n"
+"  -V, --version     print the version\n"
 "exit: 0 ok, 1 failure, 2 usage, 4 verification errors\n", prog, prog);
 }
 
@@ -165,6 +166,7 @@ static const struct option long_opts[] = {
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"loop", no_argument, NULL, OPT_LOOP},
 	{"help", no_argument, NULL, OPT_HELP},
+	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
 };
 
@@ -187,7 +189,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->p.iters = 10000;
 
 #define BAD(...) do { err(__VA_ARGS__); return EXIT_USAGE; } while (0)
-	while ((c = getopt_long(argc, argv, "s:h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:hV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->socket = optarg; break;
 		case OPT_SERVER: o->server = true; break;
@@ -248,6 +250,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_LOOP: o->loop = true; break;
 		case 'h': case OPT_HELP: usage(stdout); exit(EXIT_OK);
+		case 'V': printf("%s %s\n", prog, MRCD_VERSION); exit(EXIT_OK);
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
