@@ -206,7 +206,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memcpy(eargv_copy, eargv, (size_t)n * sizeof(char *)); /* rte_eal_init permutes argv */
-	bool in_memory = has_arg(n, eargv, "--in-memory") || has_arg(n, eargv, "--no-huge");
+	/* dpdk-dumpcap attaches as a secondary process: it needs the hugepage
+	 * files of this --file-prefix, which these options do not leave */
+	const char *no_shared = has_arg(n, eargv, "--no-huge") ? "--no-huge" :
+		has_arg(n, eargv, "--in-memory") ? "--in-memory" :
+		has_arg(n, eargv, "--huge-unlink") || has_arg(n, eargv, "--huge-unlink=always") ?
+		"--huge-unlink" : NULL;
 
 	rc = rte_eal_init(n, eargv_copy);
 	if (rc < 0) {
@@ -246,8 +251,11 @@ int main(int argc, char **argv)
 	}
 	if (cfg.telemetry.enabled && mrcd_telemetry_init(dp) < 0)
 		MRCD_LOG(WARNING, main, "telemetry commands not registered\n");
-	/* dpdk-dumpcap attaches as a secondary process: only without --in-memory / --no-huge */
-	if (!in_memory) {
+	if (no_shared != NULL) {
+		MRCD_LOG(NOTICE, main, "pdump not available: %s leaves no memory a secondary process "
+			 "can map (dpdk-dumpcap needs a hugetlbfs mount and a --file-prefix, "
+			 "docs/operations.md \"Memory modes\")\n", no_shared);
+	} else {
 		pdump = rte_pdump_init() == 0;
 		if (!pdump)
 			MRCD_LOG(WARNING, main, "pdump not available: %s\n", rte_strerror(rte_errno));
