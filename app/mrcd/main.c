@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +30,9 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_pdump.h>
+#ifdef MRCD_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include "config_dp.h"
 #include "ctl.h"
@@ -63,6 +67,24 @@ static bool has_core_arg(int argc, char **argv)
 		    strncmp(argv[i], "--lcores", 8) == 0 || strncmp(argv[i], "-l", 2) == 0)
 			return true;
 	return false;
+}
+
+/* Tell systemd (Type=notify, $NOTIFY_SOCKET) about a state change; nothing
+ * without libsystemd or outside a unit. */
+__attribute__((format(printf, 1, 2)))
+static void notify_systemd(const char *fmt, ...)
+{
+#ifdef MRCD_HAVE_SYSTEMD
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sd_notify(0, msg);
+#else
+	(void)fmt;
+#endif
 }
 
 static bool has_arg(int argc, char **argv, const char *a)
@@ -270,10 +292,12 @@ int main(int argc, char **argv)
 		 MRCD_VERSION, cfg.n_ports, cfg.control.socket, seed);
 	printf("mrcd: ready (pid %d, control %s)\n", (int)getpid(), cfg.control.socket);
 	fflush(stdout);
+	notify_systemd("READY=1\nSTATUS=serving %s", cfg.control.socket);
 
 	while (!stop_signal)
 		mrcd_ctl_serve(ctl, 100);
 	MRCD_LOG(NOTICE, main, "signal %d: shutting down\n", (int)stop_signal);
+	notify_systemd("STOPPING=1");
 
 out:
 	mrcd_ctl_close(ctl);
