@@ -831,7 +831,14 @@ static void cmd_qp_create(struct mrcd_ctl_call *x)
 				       r->qp_create.user_ctx, &qpn);
 
 	if (rc == -ENOSPC) {
-		fail(x, rc, "QP limit reached (limits.per_client.max_qps or max_qps)");
+		struct mrcd_client_info ci;
+
+		mrcd_client_info(x->sess, &ci);
+		if (ci.n_qps >= ci.max_qps)
+			fail(x, rc, "QP limit reached: this client holds %" PRIu32 " QPs, "
+			     "limits.per_client.max_qps", ci.n_qps);
+		else
+			fail(x, rc, "QP limit reached: the daemon's QP table is full (limits.max_qps)");
 		return;
 	}
 	if (rc < 0) {
