@@ -64,13 +64,15 @@ done
 # ---- the examples, against the installed mrc-client.pc only ----
 cp -r "$D$doc/examples" "$T/ex"
 export PKG_CONFIG_LIBDIR=$D$libdir/pkgconfig PKG_CONFIG_PATH= PKG_CONFIG_SYSROOT_DIR=$D
-cflags=$(pkg-config --cflags mrc-client) libs=$(pkg-config --libs mrc-client)
+cflags=$(echo $(pkg-config --cflags mrc-client)) libs=$(echo $(pkg-config --libs mrc-client))
 check "pkg-config finds the installed mrc-client $VERSION" test "$(pkg-config --modversion mrc-client)" = "$VERSION"
 check "its -I and -L point into the DESTDIR ($cflags $libs)" \
 	test "$cflags $libs" = "-I$D$incdir -L$D$libdir -lmrc-client"
 make -C "$T/ex" CC="${CC:-cc}" CFLAGS="-O2 -Wall -Wextra -Werror -std=gnu11" > "$T/make.log" 2>&1
-check "make builds hello_write and pingpong from share/doc/mrcd/examples" \
-	test $? -eq 0 -a -x "$T/ex/hello_write" -a -x "$T/ex/pingpong" || cat "$T/make.log"
+rc=$?
+check "make builds hello_write and pingpong from share/doc/mrcd/examples (exit $rc)" \
+	test "$rc" -eq 0 -a -x "$T/ex/hello_write" -a -x "$T/ex/pingpong"
+[ "$rc" -eq 0 ] || cat "$T/make.log"
 unset PKG_CONFIG_LIBDIR PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 lib=$(LD_LIBRARY_PATH=$D$libdir ldd "$T/ex/hello_write" | awk '/libmrc-client/{print $3}')
 check "hello_write loads the installed libmrc-client ($lib)" test "$lib" = "$D$libdir/libmrc-client.so.0"
@@ -81,7 +83,7 @@ check "hello_write runs and says why without a daemon (exit $rc: $out)" \
 # ---- mrcd.service, tmpfiles.d, sysusers.d ----
 unit=$D$unitdir/mrcd.service
 notify=false
-ldd "$D$bindir/mrcd" | grep -q libsystemd && notify=true
+[ "$(ldd "$D$bindir/mrcd" | grep -c 'libsystemd\.so')" -gt 0 ] && notify=true
 key() { sed -n "s/^$1=//p" "$unit"; }
 check "ExecStart runs the installed mrcd with $sysconfdir/mrcd/mrcd.yaml" \
 	test "$(key ExecStart)" = "$bindir/mrcd -c $sysconfdir/mrcd/mrcd.yaml"
