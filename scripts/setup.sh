@@ -18,6 +18,10 @@ PKGS=(
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
 	# scripts/bench/fabric_steps.sh: its PNG plots
 	gnuplot-nox
+	# install: sd_notify for mrcd.service's Type=notify (the systemd meson
+	# option), the man pages' lint (mandoc -T lint) and the unit's check
+	# (systemd-analyze verify, in the systemd package)
+	libsystemd-dev mandoc systemd
 )
 
 SUDO=""

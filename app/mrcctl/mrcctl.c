@@ -38,7 +38,7 @@ void usage(FILE *f)
 		"       %s [-s SOCKET] selftest --peer SOCKET [--bytes N] [--msg-size N]\n"
 		"              [--window N] [--op write_imm|write|mixed] [--region N]\n"
 		"              [--worker N] [--peer-worker N] [--timeout SEC] [--json]\n"
-		"       %s help\n"
+		"       %s help | --version\n"
 		"The socket defaults to $MRCD_SOCKET, else " DEFAULT_SOCKET ".\n",
 		prog, prog, prog);
 }
@@ -255,6 +255,9 @@ int main(int argc, char **argv)
 			o.json = true;
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			help();
+			return 0;
+		} else if (strcmp(argv[i], "-V") == 0 || strcmp(argv[i], "--version") == 0) {
+			printf("mrcctl %s\n", MRCD_VERSION); /* this program's; the daemon's is 'mrcctl version' */
 			return 0;
 		} else if ((r = take_opt(argc, argv, &i, "--timeout", &val)) != 0) {
 			if (r < 0 || parse_seconds(val, &o.timeout_s) < 0)

@@ -141,6 +141,7 @@ static json_t *port_json(const struct mrcd_dp_port_status *p, unsigned i)
 	gw_json(o, "gateway6", &p->gw6);
 	set_u64(o, "routes", p->n_routes);
 	set_u64(o, "speed_mbps", p->speed_mbps);
+	set_u64(o, "link_speed_mbps", p->link_speed_mbps);
 #define X(n, d) set_u64(o, #n, p->c.n);
 	MRCD_DP_PORT_COUNTERS(X)
 #undef X
@@ -570,9 +571,11 @@ static void cmd_ev_deny(struct mrcd_ctl_call *x)
 	int rc = mrcp_qp_ev_deny(mrcd_dp_engine(x->w), r->ev_deny.qpn, r->ev_deny.ev, r->ev_deny.deny, x->now);
 
 	if (rc == -ENOENT)
-		fail(x, rc, "no QP %" PRIu32 " or it has no EV %" PRIu32, r->ev_deny.qpn, r->ev_deny.ev);
+		fail(x, rc, "args.qpn: no QP %" PRIu32, r->ev_deny.qpn);
+	else if (rc == -EINVAL)
+		fail(x, rc, "args.ev: QP %" PRIu32 " has no EV %" PRIu32, r->ev_deny.qpn, r->ev_deny.ev);
 	else if (rc < 0)
-		fail(x, rc, "ev_deny: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 	else
 		x->result = json_object();
 }
@@ -640,7 +643,7 @@ static void cmd_ev_probe(struct mrcd_ctl_call *x)
 	else if (rc == -EBUSY)
 		fail(x, rc, "probe rate limit: try again");
 	else if (rc < 0)
-		fail(x, rc, "ev_probe: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 	else if ((st = status_of(x)) != NULL) {
 		x->result = json_object();
 		set_u64(x->result, "probes_recorded", st->n_probes);
@@ -682,7 +685,7 @@ static void cmd_selftest_listen(struct mrcd_ctl_call *x)
 	int rc = mrcd_st_listen(x->w, x->req->st_listen.region_bytes, x->now, &id, info);
 
 	if (rc < 0) {
-		fail(x, rc, "selftest_listen: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 		return;
 	}
 	x->result = json_object();
@@ -704,7 +707,7 @@ static void cmd_selftest_start(struct mrcd_ctl_call *x)
 		return;
 	}
 	if (rc < 0) {
-		fail(x, rc, "selftest_start: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 		return;
 	}
 	x->result = json_object();
@@ -717,7 +720,7 @@ static void cmd_selftest_accept(struct mrcd_ctl_call *x)
 	int rc = mrcd_st_accept(x->w, x->req->st_accept.id, x->req->st_accept.peer_info, x->now);
 
 	if (rc < 0)
-		fail(x, rc, "selftest_accept: %s", rc == -ENOENT ? "no such selftest" :
+		fail(x, rc, "%s", rc == -ENOENT ? "no such selftest" :
 		     rc == -EPERM ? "not a listening receiver" : strerror(-rc));
 	else
 		x->result = json_object();
@@ -728,7 +731,7 @@ static void cmd_selftest_run(struct mrcd_ctl_call *x)
 	int rc = mrcd_st_run(x->w, x->req->st.id, x->now);
 
 	if (rc < 0)
-		fail(x, rc, "selftest_run: %s", rc == -ENOENT ? "no such selftest" :
+		fail(x, rc, "%s", rc == -ENOENT ? "no such selftest" :
 		     rc == -EPERM ? "not a connected sender" : strerror(-rc));
 	else
 		x->result = json_object();
@@ -767,7 +770,7 @@ static void cmd_control(struct mrcd_ctl_call *x)
  * file descriptors); any other way in is refused. */
 static void cmd_attach(struct mrcd_ctl_call *x)
 {
-	fail(x, -EPERM, "attach: only on the control socket");
+	fail(x, -EPERM, "only on the control socket");
 }
 
 static void cmd_reg_mr(struct mrcd_ctl_call *x)
@@ -784,7 +787,7 @@ static void cmd_reg_mr(struct mrcd_ctl_call *x)
 		fail(x, rc, "region table full (%u per client, or the daemon's limits.max_mrs)",
 		     MRCD_CLIENT_MAX_MRS);
 	else if (rc < 0)
-		fail(x, rc, "reg_mr: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 	else {
 		x->result = json_object();
 		set_u64(x->result, "lkey", lkey);
@@ -803,7 +806,7 @@ static void cmd_dereg_mr(struct mrcd_ctl_call *x)
 	else if (rc == -EBUSY)
 		fail(x, rc, "args.lkey: work requests still use the region");
 	else if (rc < 0)
-		fail(x, rc, "dereg_mr: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 	else
 		x->result = json_object();
 }
@@ -834,11 +837,18 @@ static void cmd_qp_create(struct mrcd_ctl_call *x)
 				       r->qp_create.user_ctx, &qpn);
 
 	if (rc == -ENOSPC) {
-		fail(x, rc, "QP limit reached (limits.per_client.max_qps or max_qps)");
+		struct mrcd_client_info ci;
+
+		mrcd_client_info(x->sess, &ci);
+		if (ci.n_qps >= ci.max_qps)
+			fail(x, rc, "QP limit reached: this client holds %" PRIu32 " QPs, "
+			     "limits.per_client.max_qps", ci.n_qps);
+		else
+			fail(x, rc, "QP limit reached: the daemon's QP table is full (limits.max_qps)");
 		return;
 	}
 	if (rc < 0) {
-		fail(x, rc, "qp_create: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 		return;
 	}
 	x->result = json_object();

@@ -377,10 +377,10 @@ static void handle_attach(struct mrcd_ctl_server *s, struct client *c, const str
 	if (c->sess) {
 		mrcd_client_info(c->sess, &ci);
 		err = -EBUSY;
-		snprintf(reason, sizeof(reason), "attach: this connection is attached already (client %u)", ci.id);
+		snprintf(reason, sizeof(reason), "this connection is attached already (client %u)", ci.id);
 	} else if (req->attach.abi != MRC_SHM_ABI_VERSION) {
 		err = -EPROTO;
-		snprintf(reason, sizeof(reason), "attach: client ABI %u, this daemon speaks ABI %u: "
+		snprintf(reason, sizeof(reason), "client ABI %u, this daemon speaks ABI %u: "
 			 "rebuild the client against this mrcd's libmrc-client", req->attach.abi, MRC_SHM_ABI_VERSION);
 	} else {
 		/* D63: sessions go round the workers; all of one session's
@@ -394,10 +394,10 @@ static void handle_attach(struct mrcd_ctl_server *s, struct client *c, const str
 		if (err == 0) {
 			err = mrcd_client_start(sess, CALL_TIMEOUT_MS);
 			if (err == -ETIMEDOUT)
-				snprintf(reason, sizeof(reason), "attach: the worker did not take the session within %u ms",
+				snprintf(reason, sizeof(reason), "the worker did not take the session within %u ms",
 					 CALL_TIMEOUT_MS);
 			else if (err < 0)
-				snprintf(reason, sizeof(reason), "attach: out of memory");
+				snprintf(reason, sizeof(reason), "out of memory");
 			if (err < 0) {
 				mrcd_client_free(sess);
 				sess = NULL;

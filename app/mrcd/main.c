@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +30,9 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_pdump.h>
+#ifdef MRCD_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include "config_dp.h"
 #include "ctl.h"
@@ -64,6 +68,24 @@ static bool has_core_arg(int argc, char **argv)
 		    strncmp(argv[i], "--lcores", 8) == 0 || strncmp(argv[i], "-l", 2) == 0)
 			return true;
 	return false;
+}
+
+/* Tell systemd (Type=notify, $NOTIFY_SOCKET) about a state change; nothing
+ * without libsystemd or outside a unit. */
+__attribute__((format(printf, 1, 2)))
+static void notify_systemd(const char *fmt, ...)
+{
+#ifdef MRCD_HAVE_SYSTEMD
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sd_notify(0, msg);
+#else
+	(void)fmt;
+#endif
 }
 
 static bool has_arg(int argc, char **argv, const char *a)
@@ -214,7 +236,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memcpy(eargv_copy, eargv, (size_t)n * sizeof(char *)); /* rte_eal_init permutes argv */
-	bool in_memory = has_arg(n, eargv, "--in-memory") || has_arg(n, eargv, "--no-huge");
+	/* dpdk-dumpcap attaches as a secondary process: it needs the hugepage
+	 * files of this --file-prefix, which these options do not leave */
+	const char *no_shared = has_arg(n, eargv, "--no-huge") ? "--no-huge" :
+		has_arg(n, eargv, "--in-memory") ? "--in-memory" :
+		has_arg(n, eargv, "--huge-unlink") || has_arg(n, eargv, "--huge-unlink=always") ?
+		"--huge-unlink" : NULL;
 
 	rc = rte_eal_init(n, eargv_copy);
 	if (rc < 0) {
@@ -254,8 +281,11 @@ int main(int argc, char **argv)
 	}
 	if (cfg.telemetry.enabled && mrcd_telemetry_init(dp) < 0)
 		MRCD_LOG(WARNING, main, "telemetry commands not registered\n");
-	/* dpdk-dumpcap attaches as a secondary process: only without --in-memory / --no-huge */
-	if (!in_memory) {
+	if (no_shared != NULL) {
+		MRCD_LOG(NOTICE, main, "pdump not available: %s leaves no memory a secondary process "
+			 "can map (dpdk-dumpcap needs a hugetlbfs mount and a --file-prefix, "
+			 "docs/operations.md \"Memory modes\")\n", no_shared);
+	} else {
 		pdump = rte_pdump_init() == 0;
 		if (!pdump)
 			MRCD_LOG(WARNING, main, "pdump not available: %s\n", rte_strerror(rte_errno));
@@ -270,10 +300,12 @@ int main(int argc, char **argv)
 		 MRCD_VERSION, cfg.n_ports, cfg.control.socket, seed);
 	printf("mrcd: ready (pid %d, control %s)\n", (int)getpid(), cfg.control.socket);
 	fflush(stdout);
+	notify_systemd("READY=1\nSTATUS=serving %s", cfg.control.socket);
 
 	while (!stop_signal)
 		mrcd_ctl_serve(ctl, 100);
 	MRCD_LOG(NOTICE, main, "signal %d: shutting down\n", (int)stop_signal);
+	notify_systemd("STOPPING=1");
 
 out:
 	mrcd_ctl_close(ctl);

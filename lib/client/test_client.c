@@ -313,7 +313,7 @@ static void fake_handle(struct fake *f, const char *line, size_t len)
 		int k = find_u32(f->lkeys, f->nr_mrs, (uint32_t)arg_u64(f, args, "lkey"));
 
 		if (k < 0) {
-			fake_error(f, id, ENOENT, "ENOENT", "dereg_mr: no such lkey");
+			fake_error(f, id, ENOENT, "ENOENT", "args.lkey: not a region of this client");
 		} else {
 			f->lkeys[k] = 0;
 			fake_reply(f, "{\"v\":1,\"id\":%" PRId64 ",\"ok\":true,\"result\":{}}", id);
@@ -987,9 +987,9 @@ TEST(reg_mr, registers_inside_the_heap_only)
 
 	/* the daemon's refusal passes through */
 	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":false,\"error\":{\"errno\":28,\"code\":\"ENOSPC\","
-		     "\"reason\":\"reg_mr: 256 regions in use\"}}\n");
+		     "\"reason\":\"region table full (256 per client)\"}}\n");
 	ASSERT_EQ(-ENOSPC, mrc_reg_mr(ctx, buf, 64, 0, &mr2));
-	ASSERT_STREQ("reg_mr: 256 regions in use", mrc_last_error(ctx));
+	ASSERT_STREQ("region table full (256 per client)", mrc_last_error(ctx)); /* verbatim */
 
 	mr2 = mr;
 	mr2.lkey = 0x999;
@@ -1002,7 +1002,7 @@ TEST(reg_mr, registers_inside_the_heap_only)
 	/* EBUSY from the daemon keeps the region */
 	ASSERT_EQ(0, mrc_reg_mr(ctx, buf, 64, 0, &mr));
 	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":false,\"error\":{\"errno\":16,\"code\":\"EBUSY\","
-		     "\"reason\":\"dereg_mr: 3 work requests use lkey 4097\"}}\n");
+		     "\"reason\":\"args.lkey: work requests still use the region\"}}\n");
 	ASSERT_EQ(-EBUSY, mrc_dereg_mr(ctx, &mr));
 	ASSERT_EQ(0, mrc_dereg_mr(ctx, &mr));
 	mrc_close(ctx);

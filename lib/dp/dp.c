@@ -540,7 +540,8 @@ int mrcd_dp_port_status(struct mrcd_dp *w, unsigned port, struct mrcd_dp_port_st
 	gw_status(w, port, &pc->gw4, &out->gw4);
 	gw_status(w, port, &pc->gw6, &out->gw6);
 	out->n_routes = pc->n_routes;
-	out->speed_mbps = p->link_speed_mbps;
+	out->speed_mbps = (uint32_t)(w->cfg->engine.port_bps[port] / 1000000u);
+	out->link_speed_mbps = p->link_speed_mbps;
 	out->c = p->c;
 	mrcd_fault_counters_get(w->faults, (uint8_t)port, &out->fault);
 	mrcd_neigh_counters_get(w->neigh, port, &out->neigh);

@@ -166,7 +166,10 @@ struct mrcd_dp_port_status {
 				    *   the port is down for the engine */
 	struct mrcd_dp_gw gw4, gw6; /**< the configured gateways */
 	unsigned n_routes;         /**< static routes configured */
-	uint32_t speed_mbps;       /**< as DPDK reports it */
+	uint32_t speed_mbps;       /**< configured (ports[].speed_gbps: what NSCC
+				    *   counts, D54) */
+	uint32_t link_speed_mbps;  /**< as DPDK reports it (0 = unknown; a
+				    *   virtual device reports a made-up figure) */
 	struct mrcd_dp_port_counters c;     /**< this worker's queue of the port */
 	struct mrcd_fault_counters fault;   /**< this worker's fault stage */
 	struct mrcd_neigh_counters neigh;   /**< this worker's neighbour table */

@@ -687,6 +687,8 @@ void mrcd_client_info(const struct mrcd_client *c, struct mrcd_client_info *out)
 	out->heap_len = c->view.layout.heap_len;
 	out->cq_fd = c->cq_efd;
 	out->doorbell_fd = c->dp->doorbell;
+	out->n_qps = c->n_qps;
+	out->max_qps = c->max_qps;
 }
 
 struct mrcd_dp *mrcd_client_worker(const struct mrcd_client *c)

@@ -36,6 +36,7 @@ struct mrcd_client_info {
 	uint64_t heap_ofs, heap_len; /**< the arena's heap (registered memory lives there) */
 	int cq_fd;                 /**< eventfd the daemon writes for a sleeping client */
 	int doorbell_fd;           /**< eventfd the client writes: the worker's doorbell */
+	uint32_t n_qps, max_qps;   /**< QPs held, and limits.per_client.max_qps */
 };
 
 /* ---- control thread ---- */
