@@ -58,14 +58,23 @@ static inline uint32_t mrcp__first_size(const struct mrcp_engine_config *c, uint
  * (nothing changes). */
 void *mrcp__ring_grow(void *buf, uint32_t *mask, uint32_t head, uint32_t tail, size_t esz, uint32_t cap);
 
-/* ---- memory regions ------------------------------------------------------ */
+/* ---- protection domains and memory regions (D67, D68) ------------------- */
+
+/* A PD other than the default one. Its handle is gen << 16 | slot; slot 0 is
+ * the default PD (handle 0), which has no entry's state to keep. */
+struct eng_pd {
+	uint32_t n_mrs, n_qps;   /* members: a PD is freed only when empty */
+	uint16_t gen;            /* bumped per allocation: a freed handle dies */
+	bool used;
+};
 
 struct eng_mr {
 	uint64_t va, len;
 	uint8_t *host;
 	uint32_t access;
-	uint32_t key;            /* lkey == rkey: slot << 8 | generation */
+	uint32_t key;            /* lkey == rkey: random tag << mr_slot_bits | slot (D68) */
 	uint32_t refs;           /* WQEs referencing it */
+	uint16_t pd;             /* slot of its PD; 0 = the default PD (D67) */
 	bool used;
 };
 
@@ -212,6 +221,7 @@ struct qp {
 	struct mrcp_engine *e;   /* for callbacks that get only the QP (EV changes) */
 	uint8_t state;           /* enum mrcp_qp_state */
 	uint8_t mode;            /* enum mrcp_qp_mode */
+	uint16_t pd;             /* slot of its PD (D67); 0 = the default PD */
 	uint64_t user_ctx;
 	struct peer *peer;
 	uint32_t peer_next;      /* next QP slot toward the same peer */
@@ -335,8 +345,12 @@ struct mrcp_engine {
 	struct mrcp_timer_wheel wheel;
 	uint64_t now;            /* time of the current call */
 
-	struct eng_mr *mrs;
-	uint32_t n_mrs;
+	struct eng_mr *mrs;      /* max_mrs entries */
+	uint32_t mr_slot_bits;   /* D68: a key's low bits name its slot */
+	uint32_t mr_rr;          /* next slot to try: a freed slot is reused late */
+	struct mrcp_prng key_prng; /* D68: key tags only, never the main PRNG */
+	struct eng_pd *pds;      /* D67: max_pds + 1 entries (slot 0 unused: the
+				  * default PD); NULL until the first mrcp_pd_alloc */
 
 	struct qp *qps;
 	uint32_t qp_slot_bits;
@@ -395,14 +409,26 @@ static inline struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)
 	return qp;
 }
 
+/* D68: the region slot a key names (its low mr_slot_bits bits). */
+static inline uint32_t mrcp__mr_slot(const struct mrcp_engine *e, uint32_t key)
+{
+	return key & ((1u << e->mr_slot_bits) - 1);
+}
+
+/* The region of @key (every bit of it, so a stale or guessed tag misses),
+ * or NULL. The caller checks its PD (D67). */
 static inline struct eng_mr *mrcp__mr_lookup(struct mrcp_engine *e, uint32_t key)
 {
-	uint32_t i = key >> 8;
+	uint32_t i = mrcp__mr_slot(e, key);
 
 	if (i >= e->cfg.max_mrs || !e->mrs[i].used || e->mrs[i].key != key)
 		return NULL;
 	return &e->mrs[i];
 }
+
+/* D67: the slot of PD handle @pd (0 for MRCP_PD_DEFAULT), or -1 if it names
+ * no allocated PD. */
+int mrcp__pd_slot(const struct mrcp_engine *e, uint32_t pd);
 
 static inline bool mrcp__cq_room(const struct mrcp_engine *e)
 {

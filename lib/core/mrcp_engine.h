@@ -41,6 +41,8 @@ struct mrcp_engine_config {
 	uint64_t seed;            /**< PRNG seed: the same seed replays a run */
 	uint32_t max_qps;         /**< default 256 */
 	uint32_t max_mrs;         /**< default 1024 */
+	uint32_t max_pds;         /**< protection domains besides the default
+	                           *   one (D67), 0..65535, default 1024 */
 	uint32_t max_peers;       /**< default 64 */
 	uint32_t cq_size;         /**< completion queue entries, default 4096 */
 	uint32_t event_queue_size;/**< default 1024 */
@@ -81,6 +83,10 @@ struct mrcp_engine_config {
 	                           *   that fails counts as the structure being full */
 	uint32_t timer_slots;     /**< timing-wheel slots of 1.024 us, a power of two
 	                           *   >= 64; default 4096 (one round is 4.2 ms) */
+	uint64_t key_seed;        /**< D68: seed of the stream memory keys are drawn
+	                           *   from, apart from @seed's PRNG; 0 (default) =
+	                           *   derived from @seed (a replay gets the same
+	                           *   keys). A daemon passes unpredictable bits */
 };
 
 /** D63: a node may run up to MRCP_SHARDS engines (one per lcore). */
@@ -101,6 +107,24 @@ void mrcp_engine_config_defaults(struct mrcp_engine_config *c);
 int mrcp_engine_create(const struct mrcp_engine_config *c, struct mrcp_engine **out);
 void mrcp_engine_destroy(struct mrcp_engine *e);
 
+/* ---- protection domains (D67) ------------------------------------------------ */
+
+/*
+ * Every memory region and every QP belongs to one protection domain. A
+ * Write arriving on a QP may touch only the regions of that QP's PD, and a
+ * send's SGEs may name only regions of the sending QP's PD (§4.2 step 4).
+ * Every engine has the default PD, which always exists: mrcp_mr_reg() and a
+ * QP created with attr.pd 0 use it.
+ */
+#define MRCP_PD_DEFAULT 0u
+
+/** A new, empty PD. @return 0 with *@pd (never MRCP_PD_DEFAULT), -ENOSPC
+ *  (max_pds in use), -ENOMEM. */
+int mrcp_pd_alloc(struct mrcp_engine *e, uint32_t *pd);
+/** Free an empty PD; its handle is dead afterwards. @return 0, -ENOENT (no
+ *  such PD), -EINVAL (the default PD), -EBUSY (regions or QPs left in it). */
+int mrcp_pd_free(struct mrcp_engine *e, uint32_t pd);
+
 /* ---- memory regions --------------------------------------------------------- */
 
 enum {
@@ -109,12 +133,16 @@ enum {
 };
 
 /**
- * Register [va, va+len) whose bytes live at @host in this process. VAs are
- * the application's addresses (they go into RETH); @host is where the engine
- * reads and writes them.
+ * Register [va, va+len) whose bytes live at @host in this process, in PD
+ * @pd. VAs are the application's addresses (they go into RETH); @host is
+ * where the engine reads and writes them. The key (lkey == rkey) is fresh
+ * and unpredictable (D68); it is dead as soon as the region is deregistered.
  * @return 0 with *@lkey and *@rkey, -EINVAL (len 0, NULL host, bad access),
- *         -ENOSPC (table full).
+ *         -ENOENT (no such PD), -ENOSPC (table full).
  */
+int mrcp_mr_reg_pd(struct mrcp_engine *e, uint32_t pd, uint64_t va, uint64_t len, void *host,
+		   uint32_t access, uint32_t *lkey, uint32_t *rkey);
+/** mrcp_mr_reg_pd() in the default PD. */
 int mrcp_mr_reg(struct mrcp_engine *e, uint64_t va, uint64_t len, void *host,
 		uint32_t access, uint32_t *lkey, uint32_t *rkey);
 /** @return 0, -ENOENT (unknown key), -EBUSY (a QP has a WR using it). */
@@ -169,6 +197,7 @@ struct mrcp_qp_attr {
 	enum mrcp_qp_mode mode;
 	uint32_t sq_depth;        /**< 0 = engine default */
 	uint32_t rq_depth;        /**< 0 = engine default */
+	uint32_t pd;              /**< D67: its protection domain; 0 = MRCP_PD_DEFAULT */
 	const char *cc;           /**< NULL = engine default */
 	struct mrcp_ev_config ev; /**< n_active 0 = engine default */
 	uint8_t timeout, linear_cnt, exp_cnt; /**< 0 = engine default (D32) */
@@ -180,7 +209,8 @@ struct mrcp_qp_attr {
 };
 
 /** Create a QP in INIT (RESET -> INIT binds the EV and CC profiles).
- *  @return 0 with *@qpn, -EINVAL, -ENOSPC (no QPN free), -ENOMEM. */
+ *  @return 0 with *@qpn, -EINVAL, -ENOENT (no such PD), -ENOSPC (no QPN
+ *  free), -ENOMEM. */
 int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t *qpn);
 /** Local connection info for the peer to use (qpn, init PSN, addresses...). */
 int mrcp_qp_local_info(struct mrcp_engine *e, uint32_t qpn, struct mrcp_conn_info *out);
@@ -226,7 +256,7 @@ struct mrcp_send_wr {
  * Queue a Write or WriteImm. The SGEs are checked against their regions now.
  * @return 0, -ENOENT (QP), -EPERM (QP not in RTS), -EAGAIN (send queue full),
  *         -EINVAL (opcode, num_sge, message longer than 2^31 B), -EFAULT (an
- *         SGE outside its region or a bad lkey).
+ *         SGE outside its region, a bad lkey, or a region of another PD, D67).
  */
 int mrcp_qp_post_send(struct mrcp_engine *e, uint32_t qpn, const struct mrcp_send_wr *wr, uint64_t now_ns);
 /** Post a receive slot for an incoming WriteImm. @return 0, -ENOENT, -EPERM

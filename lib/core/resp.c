@@ -297,10 +297,11 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 		qp->c.rx_oor++; /* no memory for the message: dropped, it is resent */
 		return;
 	}
-	/* R_Key, remote write access, VA..VA+len inside the region */
+	/* R_Key, a region of this QP's PD (D67), remote write access,
+	 * VA..VA+len inside the region */
 	if (len != 0 || p->dma_len != 0) {
 		mr = mrcp__mr_lookup(e, p->rkey);
-		if (mr == NULL || !(mr->access & MRCP_ACCESS_REMOTE_WRITE) || p->va < mr->va ||
+		if (mr == NULL || mr->pd != qp->pd || !(mr->access & MRCP_ACCESS_REMOTE_WRITE) || p->va < mr->va ||
 		    p->va + len < p->va || p->va + len > mr->va + mr->len) {
 			resp_fail(e, qp, MRCP_AETH_NAK_REMOTE_ACCESS, rx->port);
 			return;

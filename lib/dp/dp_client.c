@@ -56,6 +56,7 @@ struct mrcd_client {
 	struct mrc_shm_rh ring[MRCD_CLIENT_RINGS];
 	int cq_efd;                /* the daemon writes it: completions for a sleeper */
 	uint64_t va_base;
+	uint32_t pd;               /* D67: the session's protection domain (worker) */
 	/* limits */
 	uint32_t max_qps, max_wrs;
 	/* state (worker) */
@@ -522,9 +523,15 @@ void mrcd__clients_free(struct mrcd_dp *w)
 static int client_attach(struct mrcd_dp *dp, struct mrcd_client *c)
 {
 	struct client_list *l = list_of(dp);
+	int rc;
 
 	if (!l)
 		return -ENOMEM;
+	/* D67: a session is one protection domain: its QPs reach its regions
+	 * only, and nobody else's QPs reach them */
+	rc = mrcp_pd_alloc(dp->eng, &c->pd);
+	if (rc < 0)
+		return rc;
 	c->next = l->head;
 	l->head = c;
 	return 0;
@@ -543,6 +550,7 @@ static void client_detach(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t no
 			c->mrs[i].used = false;
 			c->chk[i].used = false;
 		}
+	mrcp_pd_free(dp->eng, c->pd); /* empty now */
 	if (!l)
 		return;
 	for (struct mrcd_client **pp = &l->head; *pp; pp = &(*pp)->next)
@@ -566,9 +574,9 @@ int mrcd_client_reg_mr(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t ofs, 
 			break;
 	if (i == MRCD_CLIENT_MAX_MRS)
 		return -ENOSPC;
-	rc = mrcp_mr_reg(dp->eng, c->va_base + ofs, len, c->base + ofs,
-			 (access & 1 ? MRCP_ACCESS_LOCAL_WRITE : 0) | (access & 2 ? MRCP_ACCESS_REMOTE_WRITE : 0),
-			 lkey, rkey);
+	rc = mrcp_mr_reg_pd(dp->eng, c->pd, c->va_base + ofs, len, c->base + ofs,
+			    (access & 1 ? MRCP_ACCESS_LOCAL_WRITE : 0) | (access & 2 ? MRCP_ACCESS_REMOTE_WRITE : 0),
+			    lkey, rkey);
 	if (rc < 0)
 		return rc;
 	c->mrs[i] = (struct mrcd_client_mr){ true, *lkey, *rkey, ofs, len, access };
@@ -615,6 +623,7 @@ int mrcd_client_qp_create(struct mrcd_dp *dp, struct mrcd_client *c, uint32_t sq
 	a.sq_depth = sq_depth;
 	a.rq_depth = rq_depth;
 	a.user_ctx = user_ctx;
+	a.pd = c->pd;
 	rc = mrcp_qp_create(dp->eng, &a, qpn);
 	if (rc < 0)
 		return rc;

@@ -459,6 +459,95 @@ TEST(engine, access__bad_rkey_is_a_remote_access_error)
 	link_fini(&l);
 }
 
+/* ---- protection domains and keys (D67, D68) ------------------------------------- */
+
+/* A Write from engine 0 on @qpn0 to (@va, @rkey) at engine 1; run the link
+ * until nothing moves. @return the requester's completion status. */
+static uint8_t write_to(struct link *l, uint32_t qpn0, uint64_t va, uint32_t rkey, uint32_t len)
+{
+	struct mrcp_sge sge = {.addr = (uint64_t)(uintptr_t)l->buf[0], .len = len, .lkey = l->lkey[0]};
+	struct mrcp_send_wr wr = {.wr_id = 5, .opcode = MRCP_WR_WRITE, .flags = MRCP_WR_SIGNALED,
+				  .sg_list = &sge, .num_sge = 1, .remote_addr = va, .rkey = rkey};
+	struct mrcp_wc wc[4];
+
+	ASSERT_EQ(0, mrcp_qp_post_send(l->fl.eng[0], qpn0, &wr, l->fl.now));
+	fake_link_run(&l->fl, l->fl.now + 10000000, NULL, NULL, 10000);
+	ASSERT_EQ(1, cq_drain(l, 0, wc, 4));
+	ASSERT_EQ(qpn0, wc[0].qpn);
+	return wc[0].status;
+}
+
+/* A second QP pair: @q0 on engine 0 (default PD), @q1 on engine 1 in @pd1. */
+static void pair_up(struct link *l, uint32_t pd1, uint32_t *q0, uint32_t *q1)
+{
+	struct mrcp_qp_attr a = {.pd = pd1};
+	struct mrcp_conn_info c0, c1;
+
+	ASSERT_EQ(0, mrcp_qp_create(l->fl.eng[0], NULL, q0));
+	ASSERT_EQ(0, mrcp_qp_create(l->fl.eng[1], &a, q1));
+	ASSERT_EQ(0, mrcp_qp_local_info(l->fl.eng[0], *q0, &c0));
+	ASSERT_EQ(0, mrcp_qp_local_info(l->fl.eng[1], *q1, &c1));
+	ASSERT_EQ(0, mrcp_qp_connect(l->fl.eng[0], *q0, &c1, l->fl.now));
+	ASSERT_EQ(0, mrcp_qp_connect(l->fl.eng[1], *q1, &c0, l->fl.now));
+}
+
+TEST(engine, access__another_pds_region_is_refused_even_with_its_exact_key_and_va)
+{
+	struct link l;
+	uint32_t pd_v, vl, vr, q0, q1;
+	static uint8_t victim[4096], want[4096];
+
+	link_init(&l, 1, MRCP_MODE_MRC, NULL);
+	fill(&l, 0, 0, 4096, 3);
+	for (unsigned i = 0; i < sizeof(victim); i++)
+		victim[i] = want[i] = (uint8_t)(0xA5 ^ i);
+	/* the victim's region, in its own PD on engine 1 */
+	ASSERT_EQ(0, mrcp_pd_alloc(l.fl.eng[1], &pd_v));
+	ASSERT_EQ(0, mrcp_mr_reg_pd(l.fl.eng[1], pd_v, 0x7000000000ull, sizeof(victim), victim,
+				    MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE, &vl, &vr));
+	/* the attacker's QP (default PD) is connected and works */
+	ASSERT_EQ(MRCP_WC_SUCCESS, write_to(&l, l.qpn[0], (uint64_t)(uintptr_t)l.buf[1], l.rkey[1], 64));
+	ASSERT_MEMEQ(l.buf[1], l.buf[0], 64);
+	/* the exact key and VA, from the attacker's QP: a remote access error,
+	 * both QPs in ERROR, not one byte placed */
+	ASSERT_EQ(MRCP_WC_REM_ACCESS_ERR, write_to(&l, l.qpn[0], 0x7000000000ull, vr, 64));
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[1], l.qpn[1]));
+	ASSERT_MEMEQ(victim, want, sizeof(victim));
+	/* a QP of the victim's PD writes it with the same key and VA */
+	pair_up(&l, pd_v, &q0, &q1);
+	ASSERT_EQ(MRCP_WC_SUCCESS, write_to(&l, q0, 0x7000000000ull + 128, vr, 64));
+	ASSERT_MEMEQ(victim + 128, l.buf[0], 64);
+	ASSERT_MEMEQ(victim, want, 128);
+	ASSERT_MEMEQ(victim + 192, want + 192, sizeof(victim) - 192);
+	link_fini(&l);
+}
+
+TEST(engine, access__a_deregistered_key_is_refused_at_once)
+{
+	struct link l;
+	uint32_t pd_v, vl, vr, vl2, vr2, q0, q1;
+	static uint8_t victim[4096];
+
+	link_init(&l, 1, MRCP_MODE_MRC, NULL);
+	ASSERT_EQ(0, mrcp_pd_alloc(l.fl.eng[1], &pd_v));
+	ASSERT_EQ(0, mrcp_mr_reg_pd(l.fl.eng[1], pd_v, 0x7000000000ull, sizeof(victim), victim,
+				    MRCP_ACCESS_REMOTE_WRITE, &vl, &vr));
+	pair_up(&l, pd_v, &q0, &q1);
+	ASSERT_EQ(MRCP_WC_SUCCESS, write_to(&l, q0, 0x7000000000ull, vr, 64));
+	ASSERT_EQ(0, mrcp_mr_dereg(l.fl.eng[1], vl));
+	/* the same memory registered again (a slot is reused last, but even
+	 * the same slot gets a new key): the old key is dead */
+	ASSERT_EQ(0, mrcp_mr_reg_pd(l.fl.eng[1], pd_v, 0x7000000000ull, sizeof(victim), victim,
+				    MRCP_ACCESS_REMOTE_WRITE, &vl2, &vr2));
+	ASSERT_NE(vr, vr2);
+	memset(victim, 0, sizeof(victim));
+	ASSERT_EQ(MRCP_WC_REM_ACCESS_ERR, write_to(&l, q0, 0x7000000000ull, vr, 64));
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[1], q1));
+	for (unsigned i = 0; i < sizeof(victim); i++)
+		ASSERT_EQ(0, victim[i]);
+	link_fini(&l);
+}
+
 TEST(engine, write_imm__without_a_receive_is_fatal)
 {
 	struct link l;
@@ -777,6 +866,152 @@ TEST(engine, qp_create__table_full_and_mr_table_full)
 	ASSERT_EQ(-ENOSPC, mrcp_mr_reg(e, 0x2000, sizeof(b), b, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
 	ASSERT_EQ(-EINVAL, mrcp_mr_reg(e, 0x2000, 0, b, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
 	mrcp_engine_destroy(e);
+}
+
+TEST(engine, pd_alloc__handles_die_when_freed_and_the_table_is_bounded)
+{
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e;
+	uint32_t pd[3], again, lk, rk, qpn;
+	uint8_t b[16];
+	struct mrcp_qp_attr a = {0};
+
+	mrcp_engine_config_defaults(&c);
+	c.max_pds = 2;
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e));
+	ASSERT_TRUE(e->pds == NULL); /* made at the first allocation */
+	ASSERT_EQ(0, mrcp_pd_alloc(e, &pd[0]));
+	ASSERT_EQ(0, mrcp_pd_alloc(e, &pd[1]));
+	ASSERT_NE(MRCP_PD_DEFAULT, pd[0]);
+	ASSERT_NE(pd[0], pd[1]);
+	ASSERT_EQ(-ENOSPC, mrcp_pd_alloc(e, &pd[2]));
+	ASSERT_EQ(0, mrcp_pd_free(e, pd[0]));
+	ASSERT_EQ(-ENOENT, mrcp_pd_free(e, pd[0]));
+	ASSERT_EQ(0, mrcp_pd_alloc(e, &again)); /* the same slot, a new handle */
+	ASSERT_NE(pd[0], again);
+	/* the dead handle names nothing */
+	ASSERT_EQ(-ENOENT, mrcp_mr_reg_pd(e, pd[0], 0x1000, sizeof(b), b, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+	a.pd = pd[0];
+	ASSERT_EQ(-ENOENT, mrcp_qp_create(e, &a, &qpn));
+	ASSERT_EQ(-ENOENT, mrcp_pd_free(e, 0x12345));
+	ASSERT_EQ(-EINVAL, mrcp_pd_free(e, MRCP_PD_DEFAULT));
+	mrcp_engine_destroy(e);
+	/* max_pds 0: the default PD only; 65536 does not fit a handle */
+	c.max_pds = 0;
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e));
+	ASSERT_EQ(-ENOSPC, mrcp_pd_alloc(e, &pd[0]));
+	mrcp_engine_destroy(e);
+	c.max_pds = 65536;
+	ASSERT_EQ(-EINVAL, mrcp_engine_create(&c, &e));
+}
+
+TEST(engine, pd_free__refused_while_it_holds_regions_or_qps)
+{
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e;
+	uint32_t pd, lk, rk, qpn;
+	uint8_t b[16];
+	struct mrcp_qp_attr a = {0};
+
+	mrcp_engine_config_defaults(&c);
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e));
+	ASSERT_EQ(0, mrcp_pd_alloc(e, &pd));
+	ASSERT_EQ(0, mrcp_mr_reg_pd(e, pd, 0x1000, sizeof(b), b, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+	a.pd = pd;
+	ASSERT_EQ(0, mrcp_qp_create(e, &a, &qpn));
+	ASSERT_EQ(-EBUSY, mrcp_pd_free(e, pd));
+	ASSERT_EQ(0, mrcp_mr_dereg(e, lk));
+	ASSERT_EQ(-EBUSY, mrcp_pd_free(e, pd));
+	ASSERT_EQ(0, mrcp_qp_destroy(e, qpn, 0));
+	ASSERT_EQ(0, mrcp_pd_free(e, pd));
+	mrcp_engine_destroy(e);
+}
+
+/* D68: with max_mrs 1024 a key is 10 slot bits and 22 random bits. Over
+ * 4096 registrations (and deregistrations, so slots are reused): every
+ * random bit is set about half the time, no key repeats, the next key is
+ * not the last one plus a small step, a slot's keys differ each time, and
+ * the engine's main PRNG is never drawn from (mrc-sim replays unchanged). */
+TEST(engine, mr_reg__keys_are_random_beyond_the_slot_bits)
+{
+	enum { N = 4096, TAG_BITS = 22 };
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e;
+	static uint32_t keys[N];
+	static uint8_t b[64];
+	unsigned ones[32] = {0}, near = 0, dup = 0, same_slot_same_key = 0;
+	struct mrcp_prng main_before;
+	uint32_t lk, rk, last_of_slot[1024] = {0};
+
+	mrcp_engine_config_defaults(&c);
+	c.seed = 42;
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e));
+	ASSERT_EQ(10, e->mr_slot_bits);
+	main_before = e->prng;
+	for (unsigned i = 0; i < N; i++) {
+		ASSERT_EQ(0, mrcp_mr_reg(e, 0x1000, sizeof(b), b, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+		ASSERT_EQ(lk, rk);
+		keys[i] = rk;
+		/* the first 1000 of every third stay registered, so slots
+		 * are reused unevenly */
+		if (i % 3 != 2 || i > 3000)
+			ASSERT_EQ(0, mrcp_mr_dereg(e, lk));
+	}
+	ASSERT_MEMEQ(&main_before, &e->prng, sizeof(main_before));
+	for (unsigned i = 0; i < N; i++) {
+		uint32_t tag = keys[i] >> 10, slot = keys[i] & 1023;
+
+		ASSERT_NE(0, tag);
+		for (unsigned bit = 0; bit < TAG_BITS; bit++)
+			ones[bit] += tag >> bit & 1;
+		if (i > 0) {
+			uint32_t step = (keys[i] - keys[i - 1]) >> 10; /* in tag units */
+			near += step < 16 || step > (1u << TAG_BITS) - 16;
+		}
+		if (last_of_slot[slot] == keys[i])
+			same_slot_same_key++;
+		last_of_slot[slot] = keys[i];
+		for (unsigned j = 0; j < i; j++)
+			dup += keys[j] == keys[i];
+	}
+	/* N/2 +- 5 sigma (sigma = sqrt(N)/2 = 32) */
+	for (unsigned bit = 0; bit < TAG_BITS; bit++) {
+		ASSERT_GT(ones[bit], N / 2 - 160);
+		ASSERT_LT(ones[bit], N / 2 + 160);
+	}
+	/* a 1-in-2^18 chance per pair for "near"; none expected */
+	ASSERT_LE(near, 1);
+	ASSERT_EQ(0, same_slot_same_key);
+	/* ~N^2/2 pairs over 2^32 keys: 0.002 expected */
+	ASSERT_LE(dup, 1);
+	mrcp_engine_destroy(e);
+}
+
+TEST(engine, mr_reg__key_stream_follows_key_seed_or_else_seed)
+{
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e[3];
+	uint32_t k[3][8], lk;
+	static uint8_t b[64];
+	unsigned same01 = 0, same02 = 0;
+
+	mrcp_engine_config_defaults(&c);
+	c.seed = 9;
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e[0]));
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e[1])); /* a replay: the same keys */
+	c.key_seed = 0x1234567890abcdefull;      /* the daemon's case: fresh bits */
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e[2]));
+	for (int n = 0; n < 3; n++)
+		for (int i = 0; i < 8; i++)
+			ASSERT_EQ(0, mrcp_mr_reg(e[n], 0x1000, sizeof(b), b, 0, &lk, &k[n][i]));
+	for (int i = 0; i < 8; i++) {
+		same01 += k[0][i] == k[1][i];
+		same02 += k[0][i] == k[2][i];
+	}
+	ASSERT_EQ(8, same01);
+	ASSERT_EQ(0, same02);
+	for (int n = 0; n < 3; n++)
+		mrcp_engine_destroy(e[n]);
 }
 
 TEST(engine, engine_create__rejects_bad_config)

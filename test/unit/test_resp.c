@@ -684,6 +684,75 @@ TEST(resp, resp_on_data__region_without_remote_write_is_nak_remote_access)
 	fx_fini(&f);
 }
 
+TEST(resp, resp_on_data__region_of_another_pd_is_nak_remote_access)
+{
+	struct fx f;
+	struct mrcp_pkt p;
+	static uint8_t other[256];
+	uint32_t pd, lk, rk;
+
+	fx_init(&f);
+	/* remote-write access, the exact key and VA: but not the QP's PD (D67) */
+	ASSERT_EQ(0, mrcp_pd_alloc(f.e, &pd));
+	ASSERT_EQ(0, mrcp_mr_reg_pd(f.e, pd, 0x20000000ull, sizeof(other), other,
+				    MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY, 0, 0, 0, 0, 8, 8);
+	p.reth.va = 0x20000000ull;
+	p.reth.rkey = rk;
+	expect_fatal(&f, &p, "ACK 0x62 msn 65535 psn 16777215", MRCP_WC_REM_ACCESS_ERR);
+	for (unsigned i = 0; i < sizeof(other); i++)
+		ASSERT_EQ(0, other[i]);
+	fx_fini(&f);
+}
+
+TEST(resp, resp_on_data__qp_of_a_pd_writes_that_pds_region)
+{
+	struct fx f;
+	struct mrcp_pkt p;
+	struct mrcp_conn_info ci;
+	static uint8_t mine[256];
+	uint32_t pd, lk, rk, qpn;
+	struct mrcp_qp_attr a = {0};
+
+	fx_init(&f);
+	ASSERT_EQ(0, mrcp_pd_alloc(f.e, &pd));
+	ASSERT_EQ(0, mrcp_mr_reg_pd(f.e, pd, 0x20000000ull, sizeof(mine), mine, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+	a.pd = pd;
+	ASSERT_EQ(0, mrcp_qp_create(f.e, &a, &qpn));
+	fx_peer_info(&ci, PEER_QPN + 1, MTU);
+	ASSERT_EQ(0, mrcp_qp_connect(f.e, qpn, &ci, f.now));
+	/* the fixture's QP (default PD) cannot, this one can */
+	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY, 0, 0, 0, 0, 8, 8);
+	p.bth.dest_qp = qpn;
+	p.reth.va = 0x20000000ull + 16;
+	p.reth.rkey = rk;
+	rx1(&f, &p, NULL);
+	ASSERT_EQ(MRCP_QPS_RTS, mrcp_qp_state(f.e, qpn));
+	ASSERT_MEMEQ(mine + 16, src_bytes, 8);
+	ASSERT_EQ(0, mine[15]);
+	ASSERT_EQ(0, mine[24]);
+	/* and the fixture's own region is not this QP's either */
+	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY, 1, 1, 0, 0, 8, 8);
+	p.bth.dest_qp = qpn;
+	rx1(&f, &p, NULL);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, qpn));
+	ASSERT_EQ(0, f.buf[0]);
+	fx_fini(&f);
+}
+
+TEST(resp, resp_on_data__deregistered_key_is_nak_remote_access)
+{
+	struct fx f;
+	struct mrcp_pkt p;
+
+	fx_init(&f);
+	ASSERT_EQ(0, mrcp_mr_dereg(f.e, f.lkey));
+	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY, 0, 0, 0, 0, 8, 8);
+	expect_fatal(&f, &p, "ACK 0x62 msn 65535 psn 16777215", MRCP_WC_REM_ACCESS_ERR);
+	ASSERT_EQ(0, f.buf[0]);
+	fx_fini(&f);
+}
+
 TEST(resp, resp_on_data__first_shorter_than_mtu_is_nak_invalid_request)
 {
 	struct fx f;
