@@ -1038,16 +1038,10 @@ static void inject(struct link *l, int n, const struct mrcp_pkt *p, const struct
 {
 	static uint8_t raw[FAKE_LINK_PKT_MAX];
 	struct mrcp_rx rx;
-	int len = mrcp_pkt_encode(p, raw, sizeof(raw));
 
-	ASSERT_GT(len, 0);
-	memset(&rx, 0, sizeof(rx));
-	rx.data = raw;
-	rx.len = (uint32_t)len;
-	rx.port = port;
+	fx_rx_pkt(&rx, raw, sizeof(raw), p, port, src);
 	rx.ev = 0xC0DE;
 	rx.ecn = MRCP_ECN_CE; /* a verdict and a CC signal, were it believed */
-	rx.src = *src;
 	mrcp_rx_burst(l->fl.eng[n], &rx, 1, l->fl.now);
 }
 
@@ -1201,9 +1195,10 @@ TEST(engine, rx_qp__writes_from_a_foreign_source_to_a_live_qpn_change_nothing)
 		spoof_write(&l, 1, l.qpn[1], &p, next, rq->rcv_msn, l.rkey[1]);
 		{
 			static uint8_t raw[FAKE_LINK_PKT_MAX];
-			struct mrcp_rx rx = {.data = raw, .port = 1, .trim = MRCP_TRIM_FABRIC, .src = src[k]};
+			struct mrcp_rx rx;
 
-			ASSERT_GT(mrcp_pkt_encode(&p, raw, sizeof(raw)), 0);
+			fx_rx_pkt(&rx, raw, sizeof(raw), &p, 1, &src[k]);
+			rx.trim = MRCP_TRIM_FABRIC;
 			rx.len = (uint32_t)mrcp_pkt_hdr_len(&p);
 			mrcp_rx_burst(l.fl.eng[1], &rx, 1, l.fl.now);
 		}

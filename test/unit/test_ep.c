@@ -119,15 +119,9 @@ static void rx_ep_from(struct fx *f, const struct mrcp_pkt *p, uint8_t port, con
 {
 	uint8_t raw[128];
 	struct mrcp_rx rx;
-	int len = mrcp_pkt_encode(p, raw, sizeof(raw));
 
-	ASSERT_GT(len, 0);
-	memset(&rx, 0, sizeof(rx));
-	rx.data = raw;
-	rx.len = (uint32_t)len;
-	rx.port = port;
+	fx_rx_pkt(&rx, raw, sizeof(raw), p, port, src);
 	rx.ev = 0x5555;
-	rx.src = *src;
 	mrcp_rx_burst(f->e, &rx, 1, f->now);
 }
 
