@@ -628,14 +628,27 @@ void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp)
 
 /* ---- receive ---------------------------------------------------------------- */
 
-/* The QP a received packet is for, if it exists and receives (RTR, RTS);
- * else counted and NULL. */
-static inline struct qp *rx_qp(struct mrcp_engine *e, uint32_t dest_qp)
+/* No source QPN in the packet (a Write, an AETH): rx_qp() checks the
+ * address only. */
+#define SPDCID_NONE (-1)
+
+/* The QP a received packet is for, if it exists, came from the QP's peer
+ * and receives (RTR, RTS); else counted and NULL. From the peer means (D69)
+ * its address on the plane the packet arrived on and, where the packet
+ * names its sender (@spdcid: SETH, NETH, PETH; D15), the peer's QPN. A
+ * packet from anyone else is dropped before anything of the QP is touched,
+ * its burst list included. A QP in INIT has no peer yet: rx_bad_state. */
+static inline struct qp *rx_qp(struct mrcp_engine *e, uint32_t dest_qp, const struct mrcp_rx *rx, int32_t spdcid)
 {
 	struct qp *qp = mrcp__qp_lookup(e, dest_qp);
 
 	if (qp == NULL) {
 		e->c.rx_unknown_qp++; /* D60 */
+		return NULL;
+	}
+	if (qp->peer != NULL && (!mrcp__peer_on_plane(qp->peer, rx->port, &rx->src) ||
+				 (spdcid != SPDCID_NONE && (uint16_t)spdcid != (uint16_t)qp->dqpn))) {
+		e->c.rx_foreign_src++;
 		return NULL;
 	}
 	mrcp__burst_touch(e, qp);
@@ -661,7 +674,7 @@ static void rx_write(struct mrcp_engine *e, const struct mrcp_rx *rx)
 		e->c.rx_bad_opcode++;
 		return;
 	}
-	qp = rx_qp(e, w.dest_qp);
+	qp = rx_qp(e, w.dest_qp, rx, SPDCID_NONE);
 	if (qp != NULL)
 		mrcp__resp_on_data(e, qp, &w, rx);
 }
@@ -671,6 +684,7 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 	struct mrcp_pkt p;
 	struct mrcp_write w;
 	struct qp *qp;
+	int32_t spdcid;
 	int rc;
 
 	e->c.rx_pkts++;
@@ -714,7 +728,21 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 		e->c.rx_bad_opcode++;
 		return;
 	}
-	qp = rx_qp(e, p.bth.dest_qp);
+	switch (p.bth.opcode) { /* D69: the control packets that name their sender */
+	case MRCP_OP_SACK:
+		spdcid = p.seth.spdcid;
+		break;
+	case MRCP_OP_NACK:
+		spdcid = p.neth.spdcid;
+		break;
+	case MRCP_OP_PROBE:
+		spdcid = p.peth.spdcid;
+		break;
+	default:
+		spdcid = SPDCID_NONE;
+		break;
+	}
+	qp = rx_qp(e, p.bth.dest_qp, rx, spdcid);
 	if (qp == NULL)
 		return;
 	if (rx->trim != MRCP_TRIM_NONE && !mrcp_opcode_is_data(p.bth.opcode)) {

@@ -5,6 +5,8 @@
 #ifndef MRCP_ENGINE_INTERNAL_H
 #define MRCP_ENGINE_INTERNAL_H
 
+#include <string.h>
+
 #include "mrcp_engine.h"
 #include "mrcp_prng.h"
 #include "mrcp_seq.h"
@@ -131,6 +133,19 @@ struct peer {
 	uint32_t n_qps;
 	uint32_t qps_head;       /* QP slots toward this peer (list) */
 };
+
+/* D69: is @src @p's address on our port @port, the one plane a packet from
+ * @p that arrived there can have come from (D49: port i talks to port i)?
+ * An IPv4 address is its first 4 bytes. */
+static inline bool mrcp__peer_on_plane(const struct peer *p, uint8_t port, const struct mrcp_ip *src)
+{
+	const struct mrcp_ip *a;
+
+	if (port == 0 || port > p->n_ports)
+		return false;
+	a = &p->port_addr[port - 1];
+	return a->family == src->family && memcmp(a->a, src->a, a->family == 4 ? 4 : 16) == 0;
+}
 
 /* ---- requester state ------------------------------------------------------- */
 

@@ -336,7 +336,9 @@ struct mrcp_rx {
 	uint8_t ecn;              /**< IP ECN bits; 3 = CE */
 	uint8_t trim;             /**< enum mrcp_trim of mrcp_frame.h (D34) */
 	uint32_t ev;              /**< D4/D5, from the UDP source port / flow label */
-	struct mrcp_ip src;       /**< (inner) source address: the peer's port */
+	struct mrcp_ip src;       /**< source address (SRv6: the inner one): a
+				   *   QP takes packets only from its peer's
+				   *   address on @port (D69) */
 };
 
 /** Process @n received packets. Everything is consumed; bad packets are
@@ -416,6 +418,7 @@ void mrcp_qp_set_backlog(struct mrcp_engine *e, uint32_t qpn, uint8_t percent);
 	X(rx_unknown_qp, "dropped: DestQP not a live QP (D60)")                \
 	X(rx_bad_state, "dropped: QP not in RTR/RTS")                          \
 	X(rx_bad_opcode, "dropped: opcode not valid in this direction")        \
+	X(rx_foreign_src, "dropped: not from the QP's peer (address on the arrival plane, QPN); endpoint ops: a known node's on another plane, a response from an unknown one (D69)") \
 	X(tx_pkts, "packets emitted")                                          \
 	X(ctl_dropped, "control packets dropped: control queue full")          \
 	X(cq_overflow, "completions held back: completion queue full")         \

@@ -130,6 +130,8 @@ static void rx_to_engine(struct mrcd_dp *dp, struct mrcd_rxb *rb, unsigned port,
 	r->ecn = v->ecn;
 	r->trim = (uint8_t)v->trim;
 	r->ev = v->ev;
+	/* what the engine checks a QP's packets against (D69); in SRv6 the
+	 * inner source, which the parser made sure the outer one equals */
 	memset(&r->src, 0, sizeof(r->src));
 	if (v->l3 == MRCP_FRAME_IPV4) {
 		r->src.family = 4;

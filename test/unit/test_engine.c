@@ -1265,6 +1265,305 @@ TEST(engine, rev_ev__a_receive_only_qp_probes_its_reverse_paths)
 	link_fini(&l);
 }
 
+/* ---- source validation (D69) ----------------------------------------------- */
+
+/* Hand engine @n one hand-made packet as if it arrived on our port @port
+ * from @src, at the link's time. */
+static void inject(struct link *l, int n, const struct mrcp_pkt *p, const struct mrcp_ip *src, uint8_t port)
+{
+	static uint8_t raw[FAKE_LINK_PKT_MAX];
+	struct mrcp_rx rx;
+
+	fx_rx_pkt(&rx, raw, sizeof(raw), p, port, src);
+	rx.ev = 0xC0DE;
+	rx.ecn = MRCP_ECN_CE; /* a verdict and a CC signal, were it believed */
+	mrcp_rx_burst(l->fl.eng[n], &rx, 1, l->fl.now);
+}
+
+/* A WRITE_ONLY of 64 B to node @n's QP @qpn: @psn, @msn, @rkey, at the
+ * start of node @n's buffer. */
+static void spoof_write(struct link *l, int n, uint32_t qpn, struct mrcp_pkt *p, uint32_t psn, uint16_t msn,
+			uint32_t rkey)
+{
+	static const uint8_t junk[64] = {0xEE, 0xEE, 0xEE, 0xEE};
+
+	ASSERT_EQ(0, mrcp_pkt_init(p, MRCP_OP_WRITE_ONLY, qpn, psn));
+	p->bth.ack_req = true;
+	p->meth.msn = msn;
+	p->reth.va = (uint64_t)(uintptr_t)l->buf[n];
+	p->reth.rkey = rkey;
+	p->reth.dma_len = sizeof(junk);
+	p->payload = junk;
+	p->payload_len = sizeof(junk);
+}
+
+/* Everything a packet could change in @e about QP @qpn, byte for byte: the
+ * QP, its peer and QPCC, scoreboard, receive bitmap, message table and EVs,
+ * the engine's counters but rx_pkts and rx_foreign_src, what the engine
+ * queued (control packets, completions, events, ready and burst lists)
+ * and its next timer. */
+struct snap {
+	uint8_t b[1u << 21];
+	size_t n;
+};
+
+static void snap_add(struct snap *s, const void *p, size_t len)
+{
+	ASSERT_LE(s->n + len, sizeof(s->b));
+	memcpy(s->b + s->n, p, len);
+	s->n += len;
+}
+
+static void snap_take(struct snap *s, struct mrcp_engine *e, uint32_t qpn)
+{
+	struct qp *qp = mrcp__qp_lookup(e, qpn);
+	struct mrcp_engine_counters c;
+	uint64_t q[8];
+
+	ASSERT_TRUE(qp != NULL && qp->peer != NULL && qp->cc != NULL);
+	s->n = 0;
+	snap_add(s, qp, sizeof(*qp));
+	snap_add(s, qp->peer, sizeof(*qp->peer));
+	snap_add(s, qp->cc->priv, qp->cc->ops->priv_size);
+	snap_add(s, &qp->cc->inflight, sizeof(qp->cc->inflight));
+	snap_add(s, qp->sb, (qp->sb_mask + 1) * sizeof(*qp->sb));
+	snap_add(s, qp->rbits, (qp->rbits_mask + 1) / 64 * sizeof(*qp->rbits));
+	snap_add(s, qp->rm, (qp->rm_mask + 1) * sizeof(*qp->rm));
+	snap_add(s, qp->evs.evs, qp->evs.n_evs * sizeof(*qp->evs.evs));
+	snap_add(s, qp->evs.perm, qp->evs.n_perm * sizeof(*qp->evs.perm));
+	mrcp_engine_counters(e, &c);
+	c.rx_pkts = c.rx_foreign_src = 0;
+	snap_add(s, &c, sizeof(c));
+	q[0] = e->ctl_tail;
+	q[1] = e->cq_tail;
+	q[2] = e->evq_tail;
+	q[3] = e->ready_head;
+	q[4] = e->burst_head;
+	q[5] = mrcp_timer_wheel_next(&e->wheel);
+	q[6] = e->stall_end_ns;
+	q[7] = e->peers_hw;
+	snap_add(s, q, sizeof(q));
+}
+
+static struct snap snap_before, snap_after;
+
+static void assert_unchanged(struct mrcp_engine *e, uint32_t qpn, const struct snap *before)
+{
+	snap_take(&snap_after, e, qpn);
+	ASSERT_EQ(before->n, snap_after.n);
+	ASSERT_MEMEQ(before->b, snap_after.b, before->n);
+}
+
+static uint64_t foreign(struct link *l, int n)
+{
+	struct mrcp_engine_counters c;
+
+	mrcp_engine_counters(l->fl.eng[n], &c);
+	return c.rx_foreign_src;
+}
+
+/* Node 0 has sent part of 16 x 64 KiB (data in flight, SACKs due), over
+ * two planes. */
+static void midway(struct link *l)
+{
+	link_init(l, 2, MRCP_MODE_MRC, NULL);
+	fill(l, 0, 0, 1u << 20, 5);
+	for (int i = 0; i < 16; i++)
+		ASSERT_EQ(0, post_write(l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
+	fake_link_run(&l->fl, 30000, NULL, NULL, 100000);
+	ASSERT_GT(fake_link_in_flight(&l->fl), 0);
+}
+
+/* ...and it finishes: every byte placed, every completion a success, both
+ * QPs still RTS. */
+static void finish_ok(struct link *l)
+{
+	struct mrcp_wc wc[64];
+	unsigned n;
+
+	fake_link_run(&l->fl, 100000000, sender_idle, l, 1000000);
+	ASSERT_MEMEQ(l->buf[0], l->buf[1], 1u << 20);
+	n = cq_drain(l, 0, wc, 64);
+	ASSERT_EQ(16, n);
+	for (unsigned i = 0; i < n; i++)
+		ASSERT_EQ(MRCP_WC_SUCCESS, wc[i].status);
+	ASSERT_EQ(MRCP_QPS_RTS, mrcp_qp_state(l->fl.eng[0], l->qpn[0]));
+	ASSERT_EQ(MRCP_QPS_RTS, mrcp_qp_state(l->fl.eng[1], l->qpn[1]));
+}
+
+TEST(engine, rx_qp__writes_from_a_foreign_source_to_a_live_qpn_change_nothing)
+{
+	struct link l;
+	struct mrcp_pkt p;
+	struct mrcp_ip src[5];
+	struct qp *rq;
+	uint64_t sent = 0;
+
+	midway(&l);
+	rq = mrcp__qp_lookup(l.fl.eng[1], l.qpn[1]);
+	/* node 1 knows node 0 as 10.1.0.1 on plane 1 and 10.2.0.1 on plane 2 */
+	fx_ip(&src[0], 7, 1);                 /* on the subnet, another host */
+	memset(&src[1], 0, sizeof(src[1]));   /* off the subnet: 192.0.2.1 */
+	src[1].family = 4;
+	memcpy(src[1].a, (const uint8_t[]){192, 0, 2, 1}, 4);
+	fx_ip(&src[2], 0, 2);                 /* the peer's plane-2 address, on plane 1 */
+	fx_ip(&src[3], 0, 0);                 /* the peer's node address: not a port's */
+	fx_ip(&src[4], 0, 1);                 /* the peer's plane-1 bytes as IPv6 */
+	src[4].family = 6;
+	snap_take(&snap_before, l.fl.eng[1], l.qpn[1]);
+	for (unsigned k = 0; k < 5; k++) {
+		uint32_t next = (rq->rcv_cack + 1) & MRCP_PSN_MASK;
+
+		/* the next PSN, a valid key: would be placed */
+		spoof_write(&l, 1, l.qpn[1], &p, next, rq->rcv_msn, l.rkey[1]);
+		inject(&l, 1, &p, &src[k], 1);
+		/* a wrong key: would be a remote access error (ERROR) */
+		spoof_write(&l, 1, l.qpn[1], &p, next, rq->rcv_msn, l.rkey[1] ^ 0x5500);
+		inject(&l, 1, &p, &src[k], 1);
+		/* a reused MSN: would be an invalid request (ERROR) */
+		spoof_write(&l, 1, l.qpn[1], &p, next, (uint16_t)(rq->rcv_msn - 1), l.rkey[1]);
+		inject(&l, 1, &p, &src[k], 1);
+		/* beyond the window: would be NACKed */
+		spoof_write(&l, 1, l.qpn[1], &p, (next + 50000) & MRCP_PSN_MASK, rq->rcv_msn, l.rkey[1]);
+		inject(&l, 1, &p, &src[k], 1);
+		/* trimmed: would be NACKed */
+		spoof_write(&l, 1, l.qpn[1], &p, next, rq->rcv_msn, l.rkey[1]);
+		{
+			static uint8_t raw[FAKE_LINK_PKT_MAX];
+			struct mrcp_rx rx;
+
+			fx_rx_pkt(&rx, raw, sizeof(raw), &p, 1, &src[k]);
+			rx.trim = MRCP_TRIM_FABRIC;
+			rx.len = (uint32_t)mrcp_pkt_hdr_len(&p);
+			mrcp_rx_burst(l.fl.eng[1], &rx, 1, l.fl.now);
+		}
+		/* a reliability probe naming the right QP: would be SACKed */
+		ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_PROBE, l.qpn[1], next));
+		p.peth.spdcid = (uint16_t)l.qpn[0];
+		p.peth.dpdcid = (uint16_t)l.qpn[1];
+		p.peth.ftype = MRCP_TSETH_FTYPE;
+		inject(&l, 1, &p, &src[k], 1);
+		sent += 6;
+	}
+	assert_unchanged(l.fl.eng[1], l.qpn[1], &snap_before);
+	ASSERT_EQ(sent, foreign(&l, 1));
+	finish_ok(&l);
+	link_fini(&l);
+}
+
+TEST(engine, rx_qp__control_naming_another_qpn_or_from_elsewhere_changes_nothing)
+{
+	struct link l;
+	struct mrcp_pkt p;
+	struct mrcp_ip peer1, other;
+	struct qp *sq;
+	uint32_t last;
+	uint16_t wrong;
+
+	midway(&l);
+	wrong = (uint16_t)(l.qpn[1] + 1);
+	sq = mrcp__qp_lookup(l.fl.eng[0], l.qpn[0]);
+	ASSERT_GT(sq->n_out, 0);
+	last = (sq->next_psn - 1) & MRCP_PSN_MASK;
+	fx_ip(&peer1, 1, 1); /* the peer's plane-1 address: right */
+	fx_ip(&other, 9, 1);
+	snap_take(&snap_before, l.fl.eng[0], l.qpn[0]);
+	/* right source, wrong QPN: a SACK for everything sent, a NACK, a probe */
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_SACK, l.qpn[0], last));
+	p.seth.cack_psn = last;
+	p.seth.spdcid = wrong;
+	p.seth.dpdcid = (uint16_t)l.qpn[0];
+	p.seth.entropy = 0xC0DE;
+	p.seth.m = MRCP_VERDICT_ALWAYS_SKIP;
+	p.cc.rcvd_bytes = 0xFFFFFF;
+	inject(&l, 0, &p, &peer1, 1);
+	p.seth.spdcid = (uint16_t)l.qpn[1]; /* right QPN, another host */
+	inject(&l, 0, &p, &other, 1);
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_NACK, l.qpn[0], sq->snd_una));
+	p.neth.nack_code = MRCP_NACK_NO_RESOURCE;
+	p.neth.nack_psn = sq->snd_una;
+	p.neth.spdcid = wrong;
+	inject(&l, 0, &p, &peer1, 1);
+	p.neth.spdcid = (uint16_t)l.qpn[1];
+	inject(&l, 0, &p, &other, 1);
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_PROBE, l.qpn[0], 0));
+	p.peth.spdcid = wrong;
+	p.peth.ftype = MRCP_TSETH_FTYPE;
+	inject(&l, 0, &p, &peer1, 1);
+	/* an AETH carries no QPN: a NAK from elsewhere (would be ERROR) */
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_ACK, l.qpn[0], sq->snd_una));
+	p.aeth.syndrome = MRCP_AETH_NAK_REMOTE_ACCESS;
+	p.aeth.msn = 0;
+	inject(&l, 0, &p, &other, 1);
+	assert_unchanged(l.fl.eng[0], l.qpn[0], &snap_before);
+	ASSERT_EQ(6, foreign(&l, 0));
+	finish_ok(&l);
+	link_fini(&l);
+}
+
+TEST(engine, rx_qp__the_peer_of_one_qp_is_foreign_to_another)
+{
+	struct link l;
+	struct mrcp_pkt p;
+	struct mrcp_conn_info ci;
+	struct mrcp_ip peer1;
+	uint32_t q2;
+
+	midway(&l);
+	/* node 1's second QP, connected to another node (6) */
+	ASSERT_EQ(0, mrcp_qp_create(l.fl.eng[1], NULL, &q2));
+	fx_peer_info(&ci, 0x345, 1024);
+	fx_ip(&ci.node_addr, 5, 0);
+	fx_ip(&ci.port_addr[0], 5, 1);
+	ASSERT_EQ(0, mrcp_qp_connect(l.fl.eng[1], q2, &ci, l.fl.now));
+	fx_ip(&peer1, 0, 1); /* node 0 on plane 1: the first QP's peer */
+	snap_take(&snap_before, l.fl.eng[1], q2);
+	spoof_write(&l, 1, q2, &p, 0, 0, l.rkey[1] ^ 0x5500);
+	inject(&l, 1, &p, &peer1, 1);
+	spoof_write(&l, 1, q2, &p, 0, 0, l.rkey[1]);
+	inject(&l, 1, &p, &peer1, 1);
+	assert_unchanged(l.fl.eng[1], q2, &snap_before);
+	ASSERT_EQ(2, foreign(&l, 1));
+	/* and from its own peer it is accepted: the bad key is an error */
+	fx_ip(&peer1, 5, 1);
+	spoof_write(&l, 1, q2, &p, 0, 0, l.rkey[1] ^ 0x5500);
+	inject(&l, 1, &p, &peer1, 1);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[1], q2));
+	ASSERT_EQ(2, foreign(&l, 1));
+	finish_ok(&l);
+	link_fini(&l);
+}
+
+TEST(engine, rx_qp__a_wrong_key_from_the_genuine_peer_is_still_an_rc_error)
+{
+	struct link l;
+	struct mrcp_pkt p;
+	struct mrcp_ip peer2;
+	struct mrcp_tx tx[8];
+	struct qp *rq;
+	unsigned n, naks = 0;
+
+	midway(&l);
+	rq = mrcp__qp_lookup(l.fl.eng[1], l.qpn[1]);
+	fx_ip(&peer2, 0, 2); /* node 0's plane-2 address, on plane 2 */
+	spoof_write(&l, 1, l.qpn[1], &p, (rq->rcv_cack + 1) & MRCP_PSN_MASK, rq->rcv_msn, l.rkey[1] ^ 0x5500);
+	inject(&l, 1, &p, &peer2, 2);
+	ASSERT_EQ(0, foreign(&l, 1));
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[1], l.qpn[1]));
+	n = mrcp_poll(l.fl.eng[1], l.fl.now, tx, 8);
+	for (unsigned i = 0; i < n; i++) {
+		struct mrcp_pkt a;
+
+		ASSERT_EQ(0, mrcp_pkt_decode_hdr(tx[i].hdr, tx[i].hdr_len, &a));
+		if (a.bth.opcode == MRCP_OP_ACK && a.aeth.syndrome == MRCP_AETH_NAK_REMOTE_ACCESS) {
+			naks++;
+			ASSERT_EQ(2, tx[i].port); /* back on its plane */
+		}
+	}
+	ASSERT_EQ(1, naks);
+	link_fini(&l);
+}
+
 /* ---- sizing by use (mrcp_engine_config.preallocate) ------------------------ */
 
 static void prealloc_on(struct mrcp_engine_config *c)

@@ -165,6 +165,7 @@ static void sack_full(struct fx *f, uint32_t cack, int16_t sack_off, uint64_t bm
 	struct mrcp_pkt p;
 
 	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_SACK, f->qpn, cack));
+	p.seth.spdcid = (uint16_t)PEER_QPN; /* D15: the peer names its QP (D69) */
 	p.seth.cack_psn = cack;
 	p.seth.sack_offset = sack_off;
 	p.seth.sack_bitmap = bm;
@@ -187,6 +188,7 @@ static void nack(struct fx *f, uint8_t code, uint32_t psn, uint32_t ev)
 	struct mrcp_pkt p;
 
 	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_NACK, f->qpn, psn));
+	p.neth.spdcid = (uint16_t)PEER_QPN;
 	p.neth.nack_code = code;
 	p.neth.nack_psn = psn;
 	p.neth.entropy = ev;
@@ -1292,6 +1294,7 @@ static void sack_rcvd(struct fx *f, uint32_t cack, int16_t sack_off, uint64_t bm
 	struct mrcp_pkt p;
 
 	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_SACK, f->qpn, cack));
+	p.seth.spdcid = (uint16_t)PEER_QPN; /* D15: the peer names its QP (D69) */
 	p.seth.cack_psn = cack;
 	p.seth.sack_offset = sack_off;
 	p.seth.sack_bitmap = bm;

@@ -802,6 +802,7 @@ TEST(resp, resp_on_probe__sack_pr_offset_zero_echoes_ev_and_ts_then_aeth)
 	drain(&f);
 	ASSERT_EQ(0, mrcp_pkt_init(&pr, MRCP_OP_PROBE, f.qpn, 2));
 	pr.peth.probe_id = 9;
+	pr.peth.spdcid = (uint16_t)PEER_QPN; /* D15: the peer names its QP (D69) */
 	pr.peth.tx_timestamp = 0x2468;
 	pr.peth.ftype = MRCP_TSETH_FTYPE;
 	rx1(&f, &pr, &o);
