@@ -114,8 +114,8 @@ static unsigned drain_events(struct mrcd_dp *dp)
 			break;
 		}
 		case MRCP_EVENT_QP_ERROR:
-			MRCD_LOG(WARNING, engine, "QP %" PRIu32 " entered ERROR (%s)\n", e->qpn,
-				 mrcp_wc_status_str(e->qp_error.status));
+			MRCD_LOG(WARNING, engine, "QP %" PRIu32 " entered ERROR (%s: %s)\n", e->qpn,
+				 mrcp_qp_err_name(e->qp_error.cause), mrcp_qp_err_str(e->qp_error.cause));
 			break;
 		default:
 			break;
