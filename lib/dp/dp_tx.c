@@ -155,7 +155,7 @@ static int own_port(const struct mrcd_dp *dp, const struct mrcp_ip *ip)
 		const struct mrcd_dp_port_config *pc = &dp->cfg->ports[k];
 
 		if (ip->family == 4 ? pc->ipv4.ip.family == 4 && memcmp(pc->ipv4.ip.a, ip->a, 4) == 0
-				    : pc->ipv6.ip.family == 6 && memcmp(pc->ipv6.ip.a, ip->a, 16) == 0)
+				    : ip->family == 6 && pc->ipv6.ip.family == 6 && memcmp(pc->ipv6.ip.a, ip->a, 16) == 0)
 			return (int)k;
 	}
 	return -1;

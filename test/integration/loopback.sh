@@ -37,6 +37,15 @@ EOF
 # port_sum NAME KEY: KEY summed over the daemon's ports
 port_sum() { ctlj "$1" ports | jget "sum(p[\"$2\"] for p in d)"; }
 
+pp() { # pp NAME WHAT [pingpong args]: a pingpong that must pass; its RTT in the line
+	local n=$1 what=$2; shift 2
+	if timeout 120 "$EX/pingpong" "$@" > "$T/$n-pp.out" 2>&1; then
+		ok "$what: $(tail -1 "$T/$n-pp.out")"
+	else
+		bad "$what: $(tail -3 "$T/$n-pp.out")"
+	fi
+}
+
 run_on() { # run_on NAME WORKERS
 	local n=$1 w=$2
 	config "$n" "$w"
@@ -44,10 +53,8 @@ run_on() { # run_on NAME WORKERS
 	check "$n: both planes up" wait_for 30 links_up "$n"
 	check "$n ($w worker(s)): hello_write between two clients of one daemon" \
 		timeout 60 "$EX/hello_write" "$T/$n.sock"
-	check "$n: pingpong on one daemon, blocking waits" \
-		timeout 120 "$EX/pingpong" -s "$T/$n.sock" -n 300 -w
-	check "$n: pingpong on one daemon, busy-polling" \
-		timeout 120 "$EX/pingpong" -s "$T/$n.sock" -n 100
+	pp "$n" "$n: pingpong on one daemon, blocking waits" -s "$T/$n.sock" -n 300 -w
+	pp "$n" "$n: pingpong on one daemon, busy-polling" -s "$T/$n.sock" -n 100
 	local txl rxl nn
 	txl=$(port_sum "$n" tx_local) rxl=$(port_sum "$n" rx_local) nn=$(port_sum "$n" tx_no_neigh)
 	check "$n: frames went to the daemon's own receive path (tx_local $txl)" num_cmp "$txl" -ge 1000
