@@ -960,6 +960,26 @@ void mrcp_counters_foreach(const struct mrcp_engine *e,
 	}
 }
 
+const char *mrcp_qp_err_name(uint8_t cause)
+{
+	static const char *const s[] = {
+#define X(N, n, d) #n,
+		MRCP_QP_ERRS(X)
+#undef X
+	};
+	return cause < sizeof(s) / sizeof(s[0]) ? s[cause] : "unknown";
+}
+
+const char *mrcp_qp_err_str(uint8_t cause)
+{
+	static const char *const s[] = {
+#define X(N, n, d) d,
+		MRCP_QP_ERRS(X)
+#undef X
+	};
+	return cause < sizeof(s) / sizeof(s[0]) ? s[cause] : "unknown cause";
+}
+
 const char *mrcp_wc_status_str(uint8_t status)
 {
 	static const char *const s[] = {

@@ -237,6 +237,7 @@ struct qp {
 	uint8_t state;           /* enum mrcp_qp_state */
 	uint8_t mode;            /* enum mrcp_qp_mode */
 	uint16_t pd;             /* slot of its PD (D67); 0 = the default PD */
+	struct mrcp_qp_err err;  /* why it entered ERROR (D70) */
 	uint64_t user_ctx;
 	struct peer *peer;
 	uint32_t peer_next;      /* next QP slot toward the same peer */
@@ -514,7 +515,11 @@ static inline bool mrcp__qp_rm_room(struct qp *qp, uint16_t msn)
 }
 /* Bytes @qp allocated beyond its slot (mrcp_engine_mem). */
 uint64_t mrcp__qp_mem(const struct qp *qp);
-void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status);
+/* Move @qp to ERROR (a sink: a second call is ignored), flush its work with
+ * @err->status first, remember @err (D70) and report it as an event. */
+void mrcp__qp_fail(struct mrcp_engine *e, struct qp *qp, const struct mrcp_qp_err *err);
+/* The same, for a failure that concerns no particular message. */
+void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status, uint8_t cause);
 void mrcp__qp_flush(struct mrcp_engine *e, struct qp *qp, uint8_t first_status);
 void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp);
 /* The requester's completion for @w with @status. */

@@ -299,11 +299,52 @@ struct mrcp_wc {
 /** Take up to @max completions. Per QP they come in MSN order. */
 unsigned mrcp_poll_cq(struct mrcp_engine *e, struct mrcp_wc *wc, unsigned max);
 
+/* ---- why a QP entered ERROR (D70) ------------------------------------------------- */
+
+/*
+ * X(NAME, name, description): the description is plain ASCII, one line, for
+ * logs and the client's mrc_qp_query. The first four come from the peer (its
+ * NAK or NACK, §4.8) or from its silence (§4.5); the rest are the
+ * responder's own findings about what the peer sent (§4.2 step 4; NO_RECV
+ * and WIMM_OVERFLOW: §4.8, D70). Numbered in this order from 0; lib/shm's
+ * and libmrc-client's cause numbers are the same.
+ */
+#define MRCP_QP_ERRS(X)                                                        \
+	X(NONE, none, "no error")                                              \
+	X(RETRY_EXCEEDED, retry_exceeded, "retry count exceeded: no progress from the peer") \
+	X(REMOTE_INVALID, remote_invalid, "the peer answered NAK invalid request (e.g. a WriteImm it had no receive posted for)") \
+	X(REMOTE_ACCESS, remote_access, "the peer answered NAK remote access error (rkey, bounds or permission)") \
+	X(REMOTE_OP, remote_op, "the peer reported a remote operational error") \
+	X(NO_RECV, no_recv, "a WriteImm arrived with no receive posted")       \
+	X(WIMM_OVERFLOW, wimm_overflow, "the peer had more completed WriteImm messages waiting than max_wimm") \
+	X(BAD_REQUEST, bad_request, "a packet from the peer broke a message rule") \
+	X(BAD_ACCESS, bad_access, "a Write from the peer failed the rkey, bounds or permission check")
+enum mrcp_qp_err_cause {
+#define X(N, n, d) MRCP_QP_ERR_##N,
+	MRCP_QP_ERRS(X)
+#undef X
+	MRCP_QP_ERR_COUNT
+};
+/** "no_recv", ...: the lower-case name of @cause, "unknown" outside the list. */
+const char *mrcp_qp_err_name(uint8_t cause);
+/** The one-line description of @cause. */
+const char *mrcp_qp_err_str(uint8_t cause);
+
+/** Why a QP is in ERROR (all zero while it is not): mrcp_qp_info and
+ *  MRCP_EVENT_QP_ERROR report it. */
+struct mrcp_qp_err {
+	uint8_t status;           /**< enum mrcp_wc_status its oldest WR completed with */
+	uint8_t cause;            /**< enum mrcp_qp_err_cause */
+	uint16_t msn;             /**< NO_RECV, WIMM_OVERFLOW: the message's MSN */
+	uint32_t imm;             /**< NO_RECV: the message's immediate */
+	uint32_t byte_len;        /**< NO_RECV: the message's length */
+};
+
 /* ---- events for the control plane ----------------------------------------------- */
 
 enum mrcp_event_type {
 	MRCP_EVENT_EV_STATE = 1,  /**< an EV changed state (§5.3 "events") */
-	MRCP_EVENT_QP_ERROR,      /**< a QP entered ERROR */
+	MRCP_EVENT_QP_ERROR,      /**< a QP entered ERROR (qp_error says why, D70) */
 	MRCP_EVENT_PEER_PORTS,    /**< a peer's port mask changed (§5.6) */
 	MRCP_EVENT_EV_PROBE,      /**< an EV probe was answered or timed out (§7) */
 };
@@ -315,7 +356,7 @@ struct mrcp_event {
 	uint64_t now_ns;
 	union {
 		struct mrcp_ev_change ev;
-		struct { uint8_t status; } qp_error;
+		struct mrcp_qp_err qp_error;
 		struct { struct mrcp_ip node; uint32_t mask; } peer_ports;
 		struct { struct mrcp_ip node; uint8_t port; uint32_t ev; bool ok; uint64_t rtt_ns; } probe;
 	};
@@ -484,6 +525,7 @@ struct mrcp_qp_info {
 	uint32_t outstanding_pkts;
 	uint32_t sq_outstanding;  /**< work requests posted and not completed */
 	uint8_t retry_k;
+	struct mrcp_qp_err err;   /**< why it is in ERROR (D70); zero otherwise */
 	struct mrcp_cc_stats cc;
 	struct mrcp_qp_counters c;
 	uint16_t n_evs;

@@ -478,14 +478,15 @@ void mrcp__qp_flush(struct mrcp_engine *e, struct qp *qp, uint8_t first_status)
 	}
 }
 
-void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status)
+void mrcp__qp_fail(struct mrcp_engine *e, struct qp *qp, const struct mrcp_qp_err *err)
 {
 	struct mrcp_event ev;
 
 	if (qp->state == MRCP_QPS_ERROR)
 		return;
 	qp->state = MRCP_QPS_ERROR;
-	mrcp__qp_flush(e, qp, status);
+	qp->err = *err;
+	mrcp__qp_flush(e, qp, err->status);
 	/* drop requester state: nothing will be sent again, and what it had
 	 * in flight leaves the QPCC's inflight */
 	if (qp->cc != NULL)
@@ -501,8 +502,15 @@ void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status)
 	ev.qpn = qp->qpn;
 	ev.user_ctx = qp->user_ctx;
 	ev.now_ns = e->now;
-	ev.qp_error.status = status;
+	ev.qp_error = *err;
 	mrcp__event_push(e, &ev);
+}
+
+void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status, uint8_t cause)
+{
+	struct mrcp_qp_err err = { .status = status, .cause = cause };
+
+	mrcp__qp_fail(e, qp, &err);
 }
 
 void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp)
@@ -817,6 +825,7 @@ int mrcp_qp_info(const struct mrcp_engine *e, uint32_t qpn, struct mrcp_qp_info 
 	out->outstanding_pkts = qp->n_out;
 	out->sq_outstanding = qp->sq_tail - qp->sq_head;
 	out->retry_k = qp->k;
+	out->err = qp->err;
 	if (qp->cc != NULL)
 		mrcp__cc_stats(qp->cc, &out->cc);
 	out->c = qp->c;

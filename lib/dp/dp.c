@@ -284,6 +284,9 @@ static void worker_free(struct mrcd_dp *dp)
 {
 	for (unsigned i = 0; i < dp->n_ports; i++)
 		mrcd__port_free(dp, i);
+	for (unsigned k = 0; k < dp->n_local; k++)
+		rte_pktmbuf_free(dp->local[k]); /* D71: none unless stopped mid-pass */
+	dp->n_local = 0;
 	if (dp->handover) {
 		struct rte_mbuf *m;
 

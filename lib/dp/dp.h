@@ -57,6 +57,8 @@
 	X(tx_no_srv6_row, "MRC packets dropped: no SRv6 template for the destination") \
 	X(tx_no_mbuf, "MRC packets dropped: mbuf pool empty")                  \
 	X(tx_build_err, "MRC packets dropped: frame build failed")             \
+	X(tx_local, "MRC frames to this daemon's own address, delivered to its receive path (D71)") \
+	X(rx_local, "MRC frames from this daemon itself, received without the wire (D71)") \
 	X(fault_delayq_full, "fault stage: packets dropped, delay queue full") \
 	X(link_changes, "link state changes seen")                             \
 	X(gw_down, "times the gateway went FAILED (the port down for the engine)")

@@ -21,6 +21,7 @@
 	X(recv_posted, "receive slots posted")                                 \
 	X(recv_bad, "receive posts refused")                                   \
 	X(cqe, "completions written to the completion ring")                   \
+	X(qp_errors, "QP-error entries written to the completion ring (D70)")  \
 	X(cq_wakes, "completion eventfd writes")                               \
 	X(cq_overflow, "completions held back: completion ring full")
 
@@ -131,7 +132,7 @@ int mrcd_client_create(struct mrcd_dp *w, uint32_t id, uint64_t heap_bytes,
 	c->qpns = calloc(c->max_qps, sizeof(*c->qpns));
 	c->wrs = calloc(c->max_wrs, sizeof(*c->wrs));
 	c->wr_free = calloc(c->max_wrs, sizeof(*c->wr_free));
-	c->ovf_cap = c->max_wrs + rq_depth + 64;
+	c->ovf_cap = c->max_wrs + rq_depth + c->max_qps + 64; /* + a QP-error entry per QP */
 	c->ovf = calloc(c->ovf_cap, sizeof(*c->ovf));
 	if (!c->qpns || !c->wrs || !c->wr_free || !c->ovf) {
 		snprintf(err, errlen, "out of memory");
@@ -254,9 +255,19 @@ static uint8_t status_of(uint8_t s)
 	case MRCP_WC_FLUSH_ERR: return MRC_SHM_WC_FLUSH_ERR;
 	case MRCP_WC_RETRY_EXC_ERR: return MRC_SHM_WC_RETRY_EXC_ERR;
 	case MRCP_WC_REM_ACCESS_ERR: return MRC_SHM_WC_REM_ACCESS_ERR;
+	case MRCP_WC_REM_INV_REQ_ERR: return MRC_SHM_WC_REM_INV_REQ_ERR;
+	case MRCP_WC_REM_OP_ERR: return MRC_SHM_WC_REM_OP_ERR;
 	default: return MRC_SHM_WC_GENERAL_ERR;
 	}
 }
+
+/* The client ABI numbers causes as lib/core does (D70). */
+#define CAUSE_SAME(N) _Static_assert((int)MRC_SHM_QP_CAUSE_##N == (int)MRCP_QP_ERR_##N, "cause " #N);
+CAUSE_SAME(NONE) CAUSE_SAME(RETRY_EXCEEDED) CAUSE_SAME(REMOTE_INVALID) CAUSE_SAME(REMOTE_ACCESS)
+CAUSE_SAME(REMOTE_OP) CAUSE_SAME(NO_RECV) CAUSE_SAME(WIMM_OVERFLOW) CAUSE_SAME(BAD_REQUEST)
+CAUSE_SAME(BAD_ACCESS)
+_Static_assert(MRCP_QP_ERR_COUNT == 9, "a new cause needs its MRC_SHM_QP_CAUSE_ number");
+#undef CAUSE_SAME
 
 static void on_wc(struct mrcd_dp *dp, void *ctx, const struct mrcp_wc *wc)
 {
@@ -288,11 +299,27 @@ static void on_wc(struct mrcd_dp *dp, void *ctx, const struct mrcp_wc *wc)
 		cq_push(c, &e);
 }
 
+/* D70: a QP that enters ERROR says so in the completion ring, after the
+ * completions its work was flushed with (drained first, in the same
+ * worker pass): a receiver with nothing outstanding learns of it too. */
 static void on_event(struct mrcd_dp *dp, void *ctx, const struct mrcp_event *ev)
 {
+	struct mrcd_client *c = ctx;
+	struct mrc_shm_cqe e;
+
 	(void)dp;
-	(void)ctx;
-	(void)ev; /* QP errors reach the client as flushed completions */
+	if (ev->type != MRCP_EVENT_QP_ERROR)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.qp = ev->qpn;
+	e.opcode = MRC_SHM_WC_QP_ERROR;
+	e.status = status_of(ev->qp_error.status);
+	e.cause = ev->qp_error.cause;
+	e.msn = ev->qp_error.msn;
+	e.imm = ev->qp_error.imm;
+	e.byte_len = ev->qp_error.byte_len;
+	c->c.qp_errors++;
+	cq_push(c, &e);
 }
 
 /* ---- work requests --------------------------------------------------------------- */

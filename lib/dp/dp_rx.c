@@ -3,8 +3,9 @@
  * Every frame takes one path, rx_input(), whatever brought it here; what
  * differs is named by where it came from (enum rx_from), not by flags:
  *
- *   count (wire only) -> admin-down drop (before the fault stage) ->
- *   linearise, parse (once) -> steer to the QP's worker (wire only, D63) ->
+ *   count (wire only; rx_local for our own frames, D71) -> admin-down drop
+ *   (before the fault stage) -> linearise, parse (once) -> steer to the
+ *   QP's worker (wire and our own frames only, D63) ->
  *   host stack (ARP/NDP/ICMP: answered, or only learnt from on a copy) |
  *   not ours / malformed: dropped |
  *   RX fault stage (once: what it passes on or releases later comes back
@@ -37,6 +38,8 @@ enum rx_from {
 		       * worker received and answers: ours to learn from */
 	RX_DELAYED,   /* the RX fault stage held it and releases it now */
 	RX_FAULTED,   /* the RX fault stage passed it on just now */
+	RX_LOCAL,     /* we sent it to one of our own addresses (D71): as from
+		       * the wire, but it never was on it */
 };
 
 /* Has the RX fault stage seen it already? */
@@ -262,6 +265,8 @@ static void rx_input(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b
 	if (from == RX_WIRE) {
 		p->c.rx_pkts++;
 		p->c.rx_bytes += m->pkt_len;
+	} else if (from == RX_LOCAL) {
+		p->c.rx_local++;
 	}
 	if (!rx_past_faults(from) && !p->admin_up) {
 		p->c.rx_admin_down++;
@@ -277,7 +282,7 @@ static void rx_input(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b
 	}
 	/* parsed once, for the steering and for the engine */
 	rc = mrcp_frame_parse(&dp->rx_cfg, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &v);
-	if (from == RX_WIRE) {
+	if (from == RX_WIRE || from == RX_LOCAL) {
 		if (dp->n_workers > 1 && steer(dp, port, m, rc, &v))
 			return;
 		rx_room(dp, rb, now);
@@ -327,6 +332,16 @@ unsigned mrcd__rx_handover(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_
 		}
 		rx_input(dp, rb, b, port, m[k], from, now);
 	}
+	return n;
+}
+
+unsigned mrcd__rx_local(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b, uint64_t now)
+{
+	unsigned n = dp->n_local;
+
+	dp->n_local = 0;
+	for (unsigned k = 0; k < n; k++)
+		rx_input(dp, rb, b, dp->local_port[k], dp->local[k], RX_LOCAL, now);
 	return n;
 }
 

@@ -6,7 +6,8 @@
  *   3. receive (dp_rx.c): every port's burst, frames the fault stage held,
  *      frames other workers handed over, in one batch to mrcp_rx_burst;
  *   4. hooks (client sessions, selftests) post work;
- *   5. transmit (dp_tx.c): mrcp_poll descriptors become frames;
+ *   5. transmit (dp_tx.c): mrcp_poll descriptors become frames; frames to
+ *      our own addresses are received at once (D71);
  *   6. completions and events go to the QP's owner; probe results and
  *      peers' port masks are kept for the snapshots;
  *   7. adaptive idle: after a run of empty iterations the worker sleeps on
@@ -114,8 +115,8 @@ static unsigned drain_events(struct mrcd_dp *dp)
 			break;
 		}
 		case MRCP_EVENT_QP_ERROR:
-			MRCD_LOG(WARNING, engine, "QP %" PRIu32 " entered ERROR (%s)\n", e->qpn,
-				 mrcp_wc_status_str(e->qp_error.status));
+			MRCD_LOG(WARNING, engine, "QP %" PRIu32 " entered ERROR (%s: %s)\n", e->qpn,
+				 mrcp_qp_err_name(e->qp_error.cause), mrcp_qp_err_str(e->qp_error.cause));
 			break;
 		default:
 			break;
@@ -256,6 +257,11 @@ static int worker_main(void *arg)
 		for (unsigned h = 0; h < dp->n_hooks; h++)
 			work += dp->hooks[h].fn(dp, dp->hooks[h].arg, now);
 		work += mrcd__tx_engine(dp, b, now);
+		/* D71: what it sent to our own addresses, received at once */
+		if (dp->n_local) {
+			work += mrcd__rx_local(dp, rb, b, now);
+			mrcd__rx_flush(dp, rb, now);
+		}
 		work += mrcd_dp_drain_cq(dp);
 		work += drain_events(dp);
 		for (unsigned i = 0; i < dp->n_ports; i++)

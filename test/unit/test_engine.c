@@ -411,8 +411,10 @@ TEST(engine, rto__retry_exceeded_flushes_with_errors)
 	ASSERT_EQ(MRCP_WC_FLUSH_ERR, wc[1].status);
 	while ((nev = mrcp_poll_events(l.fl.eng[0], ev, 16)) != 0)
 		for (unsigned i = 0; i < nev; i++)
-			if (ev[i].type == MRCP_EVENT_QP_ERROR)
+			if (ev[i].type == MRCP_EVENT_QP_ERROR) {
 				saw_error = true;
+				ASSERT_EQ(MRCP_QP_ERR_RETRY_EXCEEDED, ev[i].qp_error.cause);
+			}
 	ASSERT_TRUE(saw_error);
 	/* the clock stopped: nothing more to do, no hang */
 	ASSERT_U64_EQ(UINT64_MAX, mrcp_next_deadline(l.fl.eng[0]));
@@ -548,18 +550,58 @@ TEST(engine, access__a_deregistered_key_is_refused_at_once)
 	link_fini(&l);
 }
 
-TEST(engine, write_imm__without_a_receive_is_fatal)
+/* The QP_ERROR events engine @i has, into @out (at most 4). */
+static unsigned qp_errors(struct link *l, int i, struct mrcp_event *out)
+{
+	struct mrcp_event ev[32];
+	unsigned n, k = 0;
+
+	while ((n = mrcp_poll_events(l->fl.eng[i], ev, 32)) != 0)
+		for (unsigned j = 0; j < n; j++)
+			if (ev[j].type == MRCP_EVENT_QP_ERROR && k < 4)
+				out[k++] = ev[j];
+	return k;
+}
+
+TEST(engine, write_imm__without_a_receive_is_fatal_on_both_sides_and_says_why)
 {
 	struct link l;
 	struct mrcp_wc wc[4];
+	struct mrcp_event ev[4];
 
 	link_init(&l, 1, MRCP_MODE_MRC, NULL);
 	ASSERT_EQ(0, post_write(&l, 0, 0, 100, 1, true, 5));
 	fake_link_run(&l.fl, 10000000, NULL, NULL, 10000);
+	/* D70: the requester's WR fails with the NAK, the responder has
+	 * nothing to complete; each side gets one event naming the cause */
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[0], l.qpn[0]));
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[1], l.qpn[1]));
 	ASSERT_EQ(1, cq_drain(&l, 0, wc, 4));
 	ASSERT_EQ(MRCP_WC_REM_INV_REQ_ERR, wc[0].status);
+	ASSERT_EQ(0, cq_drain(&l, 1, wc, 4));
+	ASSERT_EQ(1, qp_errors(&l, 0, ev));
+	ASSERT_EQ(MRCP_QP_ERR_REMOTE_INVALID, ev[0].qp_error.cause);
+	ASSERT_EQ(MRCP_WC_REM_INV_REQ_ERR, ev[0].qp_error.status);
+	ASSERT_EQ(1, qp_errors(&l, 1, ev));
+	ASSERT_EQ(l.qpn[1], ev[0].qpn);
+	ASSERT_EQ(MRCP_QP_ERR_NO_RECV, ev[0].qp_error.cause);
+	ASSERT_EQ(5, ev[0].qp_error.imm);
+	ASSERT_EQ(100, ev[0].qp_error.byte_len);
 	link_fini(&l);
+}
+
+TEST(engine, qp_err_name__every_cause_has_a_name_and_a_line)
+{
+	ASSERT_STREQ("none", mrcp_qp_err_name(MRCP_QP_ERR_NONE));
+	ASSERT_STREQ("no_recv", mrcp_qp_err_name(MRCP_QP_ERR_NO_RECV));
+	ASSERT_STREQ("bad_access", mrcp_qp_err_name(MRCP_QP_ERR_BAD_ACCESS));
+	ASSERT_STREQ("unknown", mrcp_qp_err_name(MRCP_QP_ERR_COUNT));
+	ASSERT_STREQ("a WriteImm arrived with no receive posted", mrcp_qp_err_str(MRCP_QP_ERR_NO_RECV));
+	ASSERT_STREQ("unknown cause", mrcp_qp_err_str(200));
+	for (unsigned c = 0; c < MRCP_QP_ERR_COUNT; c++) {
+		ASSERT_TRUE(strcmp(mrcp_qp_err_name((uint8_t)c), "unknown") != 0);
+		ASSERT_GT(strlen(mrcp_qp_err_str((uint8_t)c)), 5);
+	}
 }
 
 TEST(engine, rc_mode__lossless_and_go_back_n)

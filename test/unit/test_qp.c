@@ -268,7 +268,7 @@ TEST(qp, qp_connect__init_to_rts_once_and_posting_needs_rts)
 	ASSERT_EQ(-EPERM, mrcp_qp_connect(f.e, qpn, &ci, f.now));
 	ASSERT_EQ(0, post(&f, qpn, 2, MRCP_WR_WRITE, 0, 8));
 	/* ERROR: nothing may be posted any more */
-	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_REM_OP_ERR);
+	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_REM_OP_ERR, MRCP_QP_ERR_REMOTE_OP);
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, qpn));
 	ASSERT_EQ(-EPERM, post(&f, qpn, 3, MRCP_WR_WRITE, 0, 8));
 	ASSERT_EQ(-EPERM, mrcp_qp_post_recv(f.e, qpn, 4));
@@ -499,21 +499,31 @@ TEST(qp, qp_error__first_wr_gets_the_cause_the_rest_flush)
 	struct fx f;
 	struct mrcp_wc wc[8];
 	struct mrcp_event ev[2];
+	struct mrcp_qp_info qi;
 	uint32_t qpn;
 
 	fx_init(&f);
 	qpn = qp_up(&f, NULL, NULL);
+	ASSERT_EQ(0, mrcp_qp_info(f.e, qpn, &qi));
+	ASSERT_EQ(MRCP_QP_ERR_NONE, qi.err.cause);
+	ASSERT_EQ(MRCP_WC_SUCCESS, qi.err.status);
 	for (int i = 0; i < 3; i++)
 		ASSERT_EQ(0, post(&f, qpn, (uint64_t)i, MRCP_WR_WRITE, 0, 64));
-	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_RETRY_EXC_ERR);
-	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_REM_OP_ERR); /* a sink: ignored */
+	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_RETRY_EXC_ERR, MRCP_QP_ERR_RETRY_EXCEEDED);
+	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_REM_OP_ERR, MRCP_QP_ERR_REMOTE_OP); /* a sink: ignored */
 	ASSERT_EQ(3, mrcp_poll_cq(f.e, wc, 8));
 	ASSERT_EQ(MRCP_WC_RETRY_EXC_ERR, wc[0].status);
 	ASSERT_EQ(MRCP_WC_FLUSH_ERR, wc[1].status);
 	ASSERT_EQ(MRCP_WC_FLUSH_ERR, wc[2].status);
 	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 2));
 	ASSERT_EQ(MRCP_WC_RETRY_EXC_ERR, ev[0].qp_error.status);
+	ASSERT_EQ(MRCP_QP_ERR_RETRY_EXCEEDED, ev[0].qp_error.cause);
 	ASSERT_EQ(qpn, ev[0].qpn);
+	/* D70: the first cause stays; the info reports it */
+	ASSERT_EQ(0, mrcp_qp_info(f.e, qpn, &qi));
+	ASSERT_EQ(MRCP_QPS_ERROR, qi.state);
+	ASSERT_EQ(MRCP_WC_RETRY_EXC_ERR, qi.err.status);
+	ASSERT_EQ(MRCP_QP_ERR_RETRY_EXCEEDED, qi.err.cause);
 	fx_fini(&f);
 }
 

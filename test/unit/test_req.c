@@ -756,6 +756,7 @@ TEST(req, req_on_nack__unexpected_event_fails_the_qp_with_rem_op_err)
 	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 2));
 	ASSERT_EQ(MRCP_EVENT_QP_ERROR, ev[0].type);
 	ASSERT_EQ(MRCP_WC_REM_OP_ERR, ev[0].qp_error.status);
+	ASSERT_EQ(MRCP_QP_ERR_REMOTE_OP, ev[0].qp_error.cause);
 	ASSERT_EQ(0, drain(&f));
 	fx_fini(&f);
 }
@@ -809,10 +810,11 @@ TEST(req, req_on_ack__completes_in_order_only_up_to_its_msn)
 	fx_fini(&f);
 }
 
-static void nak_case(uint8_t syndrome, uint8_t status)
+static void nak_case(uint8_t syndrome, uint8_t status, uint8_t cause)
 {
 	struct fx f;
 	struct mrcp_wc wc[4];
+	struct mrcp_event ev[2];
 
 	fx_init(&f);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
@@ -821,14 +823,16 @@ static void nak_case(uint8_t syndrome, uint8_t status)
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, f.qpn));
 	ASSERT_EQ(1, mrcp_poll_cq(f.e, wc, 4));
 	ASSERT_EQ(status, wc[0].status);
+	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 2));
+	ASSERT_EQ(cause, ev[0].qp_error.cause); /* D70 */
 	fx_fini(&f);
 }
 
 TEST(req, req_on_ack__nak_syndromes_map_to_their_status)
 {
-	nak_case(MRCP_AETH_NAK_INVALID_REQ, MRCP_WC_REM_INV_REQ_ERR);
-	nak_case(MRCP_AETH_NAK_REMOTE_ACCESS, MRCP_WC_REM_ACCESS_ERR);
-	nak_case(MRCP_AETH_NAK_REMOTE_OP, MRCP_WC_REM_OP_ERR);
+	nak_case(MRCP_AETH_NAK_INVALID_REQ, MRCP_WC_REM_INV_REQ_ERR, MRCP_QP_ERR_REMOTE_INVALID);
+	nak_case(MRCP_AETH_NAK_REMOTE_ACCESS, MRCP_WC_REM_ACCESS_ERR, MRCP_QP_ERR_REMOTE_ACCESS);
+	nak_case(MRCP_AETH_NAK_REMOTE_OP, MRCP_WC_REM_OP_ERR, MRCP_QP_ERR_REMOTE_OP);
 }
 
 /* ---- probes (D36) ------------------------------------------------------------------------ */
