@@ -572,8 +572,8 @@ TEST(ep, ep_on_rx__a_known_node_on_another_plane_or_an_unknown_responder_is_fore
 	 * plane-1 address, each with a mask that would take port 1 away */
 	ASSERT_EQ(0, mrcp_ev_probe(f.e, &f.peer_node, 2, 0xABCD, f.now));
 	ASSERT_EQ(1, drain(&f));
-	seq = (uint16_t)f.p[0].bth.psn;
-	ts = f.p[0].erth.tx_timestamp;
+	seq = (uint16_t)f.l.out[0].p.bth.psn;
+	ts = f.l.out[0].p.erth.tx_timestamp;
 	f.now += 6400;
 	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_EP_RESPONSE, MRCP_QPN_ENDPOINT, seq));
 	p.eeth.op = MRCP_EP_EV_PROBE;
@@ -600,8 +600,8 @@ TEST(ep, ep_on_rx__a_known_node_on_another_plane_or_an_unknown_responder_is_fore
 	p.erth.ftype = MRCP_TSETH_FTYPE;
 	rx_ep_from(&f, &p, 2, &stranger);
 	ASSERT_EQ(1, drain(&f));
-	ASSERT_STREQ("EP_RESP op 1 seq 9 rx_port 2 mask 0x7 port 2", f.log);
-	ASSERT_MEMEQ(&stranger, &f.tx[0].dst, sizeof(stranger));
+	ASSERT_STREQ("EP_RESP op 1 seq 9 rx_port 2 mask 0x7 port 2", f.l.log);
+	ASSERT_MEMEQ(&stranger, &f.l.out[0].tx.dst, sizeof(stranger));
 	ASSERT_EQ(0x7, peer(&f)->remote_up);
 	ASSERT_EQ(4, ec(&f).rx_foreign_src);
 	fx_fini(&f);
