@@ -52,6 +52,7 @@ struct tenant {
 	struct mrc_ctx *ctx;
 	uint8_t *buf;
 	struct mrc_mr mr;
+	unsigned qp_errors; /* MRC_WC_QP_ERROR entries seen (D70), not returned by collect() */
 };
 
 static void tenant_open(struct tenant *t, const char *name, const char *sock, uint8_t fill)
@@ -93,19 +94,26 @@ static uint64_t ms_now(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Take completions of @t until @n arrived or WAIT_MS passed. @return how
- * many arrived (in @wc). */
+/* Take work completions of @t until @n arrived or WAIT_MS passed; a QP's
+ * own error entry (MRC_WC_QP_ERROR, D70: it follows the completions its
+ * work failed with) is counted in t->qp_errors and not returned. @return
+ * how many arrived (in @wc). */
 static unsigned collect(struct tenant *t, struct mrc_wc *wc, unsigned n)
 {
 	uint64_t end = ms_now() + WAIT_MS;
 	unsigned got = 0;
 
 	while (got < n) {
-		int k = mrc_poll_cq(t->ctx, wc + got, n - got);
+		struct mrc_wc in[16];
+		int k = mrc_poll_cq(t->ctx, in, n - got < 16 ? n - got : 16);
 		uint64_t now = ms_now();
 
 		if (k > 0) {
-			got += (unsigned)k;
+			for (int i = 0; i < k; i++)
+				if (in[i].opcode == MRC_WC_QP_ERROR)
+					t->qp_errors++;
+				else
+					wc[got++] = in[i];
 			continue;
 		}
 		if (now >= end)
@@ -115,6 +123,32 @@ static unsigned collect(struct tenant *t, struct mrc_wc *wc, unsigned n)
 			DIE("%s: mrc_wait_cq: %s", t->name, mrc_strerror(k));
 	}
 	return got;
+}
+
+/* Count @t's QP-error entries until @want were seen or WAIT_MS passed
+ * (the last ones follow the last completions); any work completion here
+ * is unexpected and counted in *@stray. */
+static void drain_errors(struct tenant *t, unsigned want, unsigned *stray)
+{
+	uint64_t end = ms_now() + WAIT_MS;
+	struct mrc_wc wc[16];
+
+	for (;;) {
+		int k = mrc_poll_cq(t->ctx, wc, 16);
+		uint64_t now = ms_now();
+
+		for (int i = 0; i < k; i++)
+			if (wc[i].opcode == MRC_WC_QP_ERROR)
+				t->qp_errors++;
+			else
+				(*stray)++;
+		if (k > 0)
+			continue;
+		if (t->qp_errors >= want || now >= end)
+			return;
+		if (mrc_wait_cq(t->ctx, (int)(end - now)) < 0)
+			return;
+	}
 }
 
 static int post_write(struct tenant *t, uint32_t qpn, uint64_t wr_id, void *src, uint32_t len,
@@ -159,7 +193,7 @@ struct try {
 
 int main(int argc, char **argv)
 {
-	struct tenant y, w, x, z;
+	struct tenant y = {0}, w = {0}, x = {0}, z = {0};
 	static uint8_t want[BUF];
 	static struct try tries[MAX_TRIES];
 	unsigned n = 0, status_count[8] = {0}, timeouts = 0, wrong_qp = 0, batches = 0;
@@ -237,6 +271,9 @@ int main(int argc, char **argv)
 		batches++;
 	}
 
+	/* every attacked QP of Z said it entered ERROR (D70) */
+	drain_errors(&z, n, &wrong_qp);
+
 	/* X reads Y's bytes out: an SGE with Y's lkey (over a fresh pair) */
 	{
 		uint32_t qx, qz;
@@ -265,12 +302,14 @@ int main(int argc, char **argv)
 	       "\"retry_exc_err\": %u, \"flush_err\": %u, \"general_err\": %u, \"timeouts\": %u, \"wrong_qp\": %u, "
 	       "\"victim_bytes_changed\": %u, \"victim_cqes_during_attack\": %u, "
 	       "\"exfil_status\": %d, \"exfil_status_str\": \"%s\", \"exfil_bytes_leaked\": %u, "
-	       "\"legit_before\": %s, \"legit_after_w_to_y\": %s, \"legit_after_y_to_w\": %s}\n",
+	       "\"legit_before\": %s, \"legit_after_w_to_y\": %s, \"legit_after_y_to_w\": %s, "
+	       "\"qp_error_entries_z\": %u, \"qp_error_entries_x\": %u}\n",
 	       n, batches, status_count[MRC_WC_REM_ACCESS_ERR], status_count[MRC_WC_SUCCESS],
 	       status_count[MRC_WC_LOC_PROT_ERR], status_count[MRC_WC_RETRY_EXC_ERR], status_count[MRC_WC_FLUSH_ERR],
 	       status_count[MRC_WC_GENERAL_ERR], timeouts, wrong_qp, changed, y_cqes,
 	       exfil_status, exfil_status < 0 ? "none" : mrc_wc_status_str((uint8_t)exfil_status), z_changed,
-	       legit_before ? "true" : "false", after_wy ? "true" : "false", after_yw ? "true" : "false");
+	       legit_before ? "true" : "false", after_wy ? "true" : "false", after_yw ? "true" : "false",
+	       z.qp_errors, x.qp_errors);
 	mrc_close(x.ctx);
 	mrc_close(z.ctx);
 	mrc_close(y.ctx);

@@ -23,6 +23,8 @@ check "every try ended in a remote access error ($(r rem_access_err) of $tries)"
 check "no try succeeded ($(r success))" num_cmp "$(r success)" -eq 0
 check "no try went unanswered ($(r timeouts) timeouts, $(r wrong_qp) stray)" \
 	num_cmp "$(( $(r timeouts) + $(r wrong_qp) ))" -eq 0
+check "every attacked QP told its owner it entered ERROR ($(r qp_error_entries_z) QP-error entries, D70)" \
+	num_cmp "$(r qp_error_entries_z)" -eq "$tries"
 check "the victim's 4096 bytes are unchanged ($(r victim_bytes_changed) differ)" \
 	num_cmp "$(r victim_bytes_changed)" -eq 0
 check "the victim saw no completion during the attack ($(r victim_cqes_during_attack))" \
