@@ -806,6 +806,12 @@ static void on_wc(struct run *r, const struct mrc_wc *wc, uint64_t t)
 	uint32_t qi = (uint32_t)((wc->wr_id >> 40) & ((1u << 22) - 1));
 	struct qp_state *q;
 
+	if (wc->opcode == MRC_WC_QP_ERROR) { /* D70: the QP died; its WRs failed first */
+		if (r->st.cq_errors++ == 0)
+			err("QP %u entered ERROR: %s", wc->qpn, mrc_qp_cause_str((uint8_t)wc->cause));
+		r->failed = true;
+		return;
+	}
 	if (qi >= r->p.qps) {
 		err("completion with unknown wr_id 0x%" PRIx64 " (qpn %u)", wc->wr_id, wc->qpn);
 		r->st.cq_errors++;

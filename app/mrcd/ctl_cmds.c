@@ -182,6 +182,7 @@ static json_t *qp_json(struct mrcp_engine *eng, uint32_t qpn, bool full)
 	set_u64(o, "next_msn", qi.next_msn);
 	set_u64(o, "rcv_msn", qi.rcv_msn);
 	set_u64(o, "retry_k", qi.retry_k);
+	json_object_set_new(o, "cause", json_string(mrcp_qp_err_name(qi.err.cause))); /* D70 */
 	json_t *cc = json_object();
 	set_u64(cc, "cwnd", qi.cc.cwnd);
 	set_u64(cc, "inflight", qi.cc.inflight);
@@ -892,6 +893,38 @@ static void cmd_qp_destroy(struct mrcd_ctl_call *x)
 		fail(x, rc, "args.qpn: no QP %" PRIu32 " in this client", x->req->qp.qpn);
 	else
 		x->result = json_object();
+}
+
+static const char *wc_status_name(uint8_t s)
+{
+	switch (s) {
+#define X(n, d) case MRCP_WC_##n: return #n;
+	MRCP_WC_STATUSES(X)
+#undef X
+	default: return "GENERAL_ERR";
+	}
+}
+
+/* D70: the state of one of the caller's own QPs and, in ERROR, why. A QPN
+ * of another client's answers as one that does not exist. */
+static void cmd_qp_query(struct mrcd_ctl_call *x)
+{
+	uint32_t qpn = x->req->qp.qpn;
+	struct mrcp_qp_info qi;
+
+	if (!mrcd_client_owns_qp(x->sess, qpn) || mrcp_qp_info(mrcd_dp_engine(x->w), qpn, &qi) < 0) {
+		fail(x, -ENOENT, "args.qpn: no QP %" PRIu32 " in this client", qpn);
+		return;
+	}
+	x->result = json_object();
+	set_u64(x->result, "qpn", qpn);
+	json_object_set_new(x->result, "state", json_string(qp_state_name(qi.state)));
+	json_object_set_new(x->result, "cause", json_string(mrcp_qp_err_name(qi.err.cause)));
+	json_object_set_new(x->result, "status", json_string(wc_status_name(qi.err.status)));
+	json_object_set_new(x->result, "reason", json_string(mrcp_qp_err_str(qi.err.cause)));
+	set_u64(x->result, "msn", qi.err.msn);
+	set_u64(x->result, "imm", qi.err.imm);
+	set_u64(x->result, "byte_len", qi.err.byte_len);
 }
 
 /* ---- the handler table: one per row of MRCD_CTL_CMDS ---------------------------------- */

@@ -396,6 +396,9 @@ static void handle_attach(struct mrcd_ctl_server *s, struct client *c, const str
 			if (err == -ETIMEDOUT)
 				snprintf(reason, sizeof(reason), "the worker did not take the session within %u ms",
 					 CALL_TIMEOUT_MS);
+			else if (err == -ENOSPC)
+				snprintf(reason, sizeof(reason),
+					 "attach: the worker's protection domains are all in use (one per session, D67)");
 			else if (err < 0)
 				snprintf(reason, sizeof(reason), "out of memory");
 			if (err < 0) {

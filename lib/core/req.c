@@ -440,7 +440,7 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 			 * probe, which sat in a queue while this host or the
 			 * peer did not run (a probe unanswered for T is sent
 			 * again), reports the state before that one was sent,
-			 * and is read as a plain SACK (D73) */
+			 * and is read as a plain SACK (D72) */
 			qp->tlp_out = false;
 			tlp_answer = true;
 		}
@@ -505,7 +505,7 @@ void mrcp__req_retry_bump(struct mrcp_engine *e, struct qp *qp)
 	/* D33: one more retry; ERROR at linear_cnt + exp_cnt unless exp_cnt = 25 */
 	qp->k++;
 	if (qp->exp_cnt != 25 && qp->k >= qp->linear_cnt + qp->exp_cnt)
-		mrcp__qp_error(e, qp, MRCP_WC_RETRY_EXC_ERR);
+		mrcp__qp_error(e, qp, MRCP_WC_RETRY_EXC_ERR, MRCP_QP_ERR_RETRY_EXCEEDED);
 }
 
 void mrcp__req_on_nack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p)
@@ -517,7 +517,7 @@ void mrcp__req_on_nack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 
 	qp->c.nack_rx++;
 	if (nk->nack_code == MRCP_NACK_UNEXP_EVENT) {
-		mrcp__qp_error(e, qp, MRCP_WC_REM_OP_ERR);
+		mrcp__qp_error(e, qp, MRCP_WC_REM_OP_ERR, MRCP_QP_ERR_REMOTE_OP);
 		return;
 	}
 	if (!psn_in_flight(qp, psn))
@@ -568,13 +568,13 @@ void mrcp__req_on_ack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pk
 	case MRCP_AETH_ACK:
 		break;
 	case MRCP_AETH_NAK_REMOTE_ACCESS:
-		mrcp__qp_error(e, qp, MRCP_WC_REM_ACCESS_ERR);
+		mrcp__qp_error(e, qp, MRCP_WC_REM_ACCESS_ERR, MRCP_QP_ERR_REMOTE_ACCESS);
 		return;
 	case MRCP_AETH_NAK_INVALID_REQ:
-		mrcp__qp_error(e, qp, MRCP_WC_REM_INV_REQ_ERR);
+		mrcp__qp_error(e, qp, MRCP_WC_REM_INV_REQ_ERR, MRCP_QP_ERR_REMOTE_INVALID);
 		return;
 	default:
-		mrcp__qp_error(e, qp, MRCP_WC_REM_OP_ERR);
+		mrcp__qp_error(e, qp, MRCP_WC_REM_OP_ERR, MRCP_QP_ERR_REMOTE_OP);
 		return;
 	}
 	/* ignore an AETH for a message we have not sent (stale or bogus) */

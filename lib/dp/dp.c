@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <rte_errno.h>
@@ -248,6 +249,12 @@ int mrcd_dp_create(const struct mrcd_dp_config *config, struct mrcd_dp **out, ch
 		/* worker 0 keeps the seed as given, so one worker replays as before */
 		ecfg.seed = cfg->engine.seed + (uint64_t)k * 0x9e3779b97f4a7c15ull;
 		ecfg.shard = (uint8_t)k;
+		/* D68: memory keys from bits no --seed replays or log shows */
+		if (getrandom(&ecfg.key_seed, sizeof(ecfg.key_seed), 0) != (ssize_t)sizeof(ecfg.key_seed)) {
+			rc = -errno;
+			snprintf(err, errlen, "engine: memory key seed: getrandom: %s", strerror(errno));
+			goto fail;
+		}
 		rc = mrcp_engine_create(&ecfg, &dp->eng);
 		if (rc < 0) {
 			snprintf(err, errlen, "engine: %s", strerror(-rc));
@@ -277,6 +284,9 @@ static void worker_free(struct mrcd_dp *dp)
 {
 	for (unsigned i = 0; i < dp->n_ports; i++)
 		mrcd__port_free(dp, i);
+	for (unsigned k = 0; k < dp->n_local; k++)
+		rte_pktmbuf_free(dp->local[k]); /* D71: none unless stopped mid-pass */
+	dp->n_local = 0;
 	if (dp->handover) {
 		struct rte_mbuf *m;
 

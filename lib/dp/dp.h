@@ -57,6 +57,8 @@
 	X(tx_no_srv6_row, "MRC packets dropped: no SRv6 template for the destination") \
 	X(tx_no_mbuf, "MRC packets dropped: mbuf pool empty")                  \
 	X(tx_build_err, "MRC packets dropped: frame build failed")             \
+	X(tx_local, "MRC frames to this daemon's own address, delivered to its receive path (D71)") \
+	X(rx_local, "MRC frames from this daemon itself, received without the wire (D71)") \
 	X(fault_delayq_full, "fault stage: packets dropped, delay queue full") \
 	X(link_changes, "link state changes seen")                             \
 	X(gw_down, "times the gateway went FAILED (the port down for the engine)")
@@ -73,7 +75,7 @@ struct mrcd_dp_port_counters {
 	X(busy_loops, "iterations that moved a packet or ran a timer")         \
 	X(sleeps, "idle sleeps (adaptive idle)")                               \
 	X(sleep_ns, "time spent asleep, ns")                                   \
-	X(stalls, "gaps in the loop over 4 base RTTs, told to the engine (D73)") \
+	X(stalls, "gaps in the loop over 4 base RTTs, told to the engine (D72)") \
 	X(stall_ns, "time lost in those gaps, ns")                             \
 	X(stall_max_ns, "the longest of those gaps, ns (a maximum, not a sum)") \
 	X(calls, "control calls run on the worker")                            \

@@ -40,6 +40,8 @@ struct mrcd_srv6_row;
 #define MRCD_DP_TXQ_PENDING (4 * MRCD_DP_BURST) /* frames held for a full TX ring */
 #define MRCD_DP_ZC_MIN 512              /* payload bytes from which transmit is zero-copy */
 #define MRCD_DP_HANDOVER_RING 4096      /* frames another worker may hand over */
+#define MRCD_DP_TX_ROUNDS 8             /* mrcp_poll bursts in one transmit pass */
+#define MRCD_DP_LOCAL_MAX (MRCD_DP_TX_ROUNDS * MRCD_DP_BURST) /* D71: one pass's frames */
 #define MRCD_DP_MAX_HOOKS 8
 
 /** One port as one worker uses it (worker 0 also owns the device). */
@@ -110,6 +112,11 @@ struct mrcd_dp {
 	uint64_t start_ns;
 	uint16_t ip_id;
 	bool zero_copy;            /**< IOVA is VA: payload may leave in place */
+	/* D71: frames the transmit pass addressed to one of our own ports,
+	 * received right after it (mrcd__rx_local); port = the arrival port */
+	struct rte_mbuf *local[MRCD_DP_LOCAL_MAX];
+	uint8_t local_port[MRCD_DP_LOCAL_MAX];
+	unsigned n_local;
 
 	/* worker control (the control thread writes stop and launched) */
 	atomic_bool stop;
@@ -200,6 +207,10 @@ unsigned mrcd__rx_ports(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb
 unsigned mrcd__rx_handover(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b, uint64_t now);
 /** Hand the batch to the engine and free its mbufs. */
 void mrcd__rx_flush(struct mrcd_dp *dp, struct mrcd_rxb *rb, uint64_t now);
+/** D71: the frames the last transmit pass sent to our own addresses,
+ *  received as if from the wire (steered, RX fault stage, ICRC) but counted
+ *  in rx_local. @return frames handled. */
+unsigned mrcd__rx_local(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b, uint64_t now);
 
 /* ---- dp.c ---- */
 

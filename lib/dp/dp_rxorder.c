@@ -1,7 +1,7 @@
 /*
  * dp_rxorder.c - see dp_rxorder.h.
  *
- * Why (D73): frames that waited in the RX rings while this host did not run
+ * Why (D72): frames that waited in the RX rings while this host did not run
  * arrive as one batch, and the order the rings are read in is not the
  * order the peer sent them. The engine SACKs every few packets (D28) and
  * answers a probe at once, so a batch taken in ring order would report a

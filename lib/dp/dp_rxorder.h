@@ -1,5 +1,5 @@
 /* dp_rxorder.h - the order a worker hands a batch of received packets to
- * the engine in (D73): each QP's data packets by PSN, then everything else
+ * the engine in (D72): each QP's data packets by PSN, then everything else
  * as it came. DPDK-free, so the unit test drives it directly. */
 #ifndef MRCD_DP_RXORDER_H
 #define MRCD_DP_RXORDER_H

@@ -6,7 +6,8 @@
  *   3. receive (dp_rx.c): every port's burst, frames the fault stage held,
  *      frames other workers handed over, in one batch to mrcp_rx_burst;
  *   4. hooks (client sessions, selftests) post work;
- *   5. transmit (dp_tx.c): mrcp_poll descriptors become frames;
+ *   5. transmit (dp_tx.c): mrcp_poll descriptors become frames; frames to
+ *      our own addresses are received at once (D71);
  *   6. completions and events go to the QP's owner; probe results and
  *      peers' port masks are kept for the snapshots;
  *   7. adaptive idle: after a run of empty iterations the worker sleeps on
@@ -14,7 +15,7 @@
  *      two daemons and their clients share two cores.
  * The worker watches its own loop: a gap far above the RTT that it did not
  * choose (descheduled, a yield or a nap that came back late, one step that
- * ran long) is a host stall, and the engine is told (D73) before it is
+ * ran long) is a host stall, and the engine is told (D72) before it is
  * called again.
  */
 #define _GNU_SOURCE
@@ -39,7 +40,7 @@
 #define IDLE_GRACE_NS (1000ull * 1000)  /* stay awake this long after the last work */
 #define IDLE_SLEEP_MIN_NS (20ull * 1000)
 #define IDLE_SLEEP_MAX_NS (200ull * 1000)
-#define STALL_BASE_RTTS 4   /* a loop gap this many base RTTs long is a stall (D73) */
+#define STALL_BASE_RTTS 4   /* a loop gap this many base RTTs long is a stall (D72) */
 
 /* ---- completions and events ---------------------------------------------------------- */
 
@@ -119,8 +120,8 @@ static unsigned drain_events(struct mrcd_dp *dp)
 			break;
 		}
 		case MRCP_EVENT_QP_ERROR:
-			MRCD_LOG(WARNING, engine, "QP %" PRIu32 " entered ERROR (%s)\n", e->qpn,
-				 mrcp_wc_status_str(e->qp_error.status));
+			MRCD_LOG(WARNING, engine, "QP %" PRIu32 " entered ERROR (%s: %s)\n", e->qpn,
+				 mrcp_qp_err_name(e->qp_error.cause), mrcp_qp_err_str(e->qp_error.cause));
 			break;
 		default:
 			break;
@@ -282,13 +283,18 @@ static int worker_main(void *arg)
 		mrcd__rx_flush(dp, rb, now);
 		/* what is sent now is stamped now, not at the top of the loop:
 		 * receiving a large batch takes a while, and a packet's send
-		 * time is what loss inference compares (D65, D73) */
+		 * time is what loss inference compares (D65, D72) */
 		t = mrcd_dp_now_ns();
 		loop_gap(dp, now, t);
 		now = t;
 		for (unsigned h = 0; h < dp->n_hooks; h++)
 			work += dp->hooks[h].fn(dp, dp->hooks[h].arg, now);
 		work += mrcd__tx_engine(dp, b, now);
+		/* D71: what it sent to our own addresses, received at once */
+		if (dp->n_local) {
+			work += mrcd__rx_local(dp, rb, b, now);
+			mrcd__rx_flush(dp, rb, now);
+		}
 		/* the engine's clock stops here until the next pass: what
 		 * follows (owners' completion handlers, a yield) is in the gap */
 		resume = mrcd_dp_now_ns();

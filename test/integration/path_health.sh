@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # path_health.sh - path health tells the truth when the host, not the path,
-# stalls (D65, D73): between two daemons over four lossless memif planes on
+# stalls (D65, D72): between two daemons over four lossless memif planes on
 # this 2-CPU host, with a CPU hog beside them, verified transfers - the
 # daemons' selftest and mrc-perf through libmrc-client, several seconds
 # each - end with no EV transitions,
 # no RTO rounds and no spurious retransmissions; and a daemon stopped for
 # 500 ms (SIGSTOP, SIGCONT) in the middle of a transfer, the sender and then
 # the receiver (the sender's pause judged), is counted as a stall of the
-# worker (told to the engine, mrcp_engine_stalled, D73), not blamed on a path.
+# worker (told to the engine, mrcp_engine_stalled, D72), not blamed on a path.
 # A real blackhole of one plane still retires exactly that plane's EVs.
 #
 # The figures are what the transfer's QPs did, summed as they were
@@ -201,7 +201,7 @@ notgood=$(awk -v p="$bh_plane" '$3 != p && $4 != "GOOD"' "$T/bh-now" | wc -l)
 other=$(awk -v p="$bh_plane" '$3 != p { n += $5 } END { print n + 0 }' "$T/bh-now")
 # Known gap (issue 13's note): in a two-way blackhole some EVs of the live
 # planes are charged with a loss too and are out of service at that moment
-# (10 of 144 in one run, 84 transitions among them; main before D73 had 656
+# (10 of 144 in one run, 84 transitions among them; main before D72 had 656
 # transitions): at most 1 in 8 may be, which keeps the spraying on the other
 # planes and fails a loss inference that blames every plane
 check "the EVs of the other planes stay GOOD then, at most 1 in 8 not ($notgood of $nother not; $other transitions among them)" \

@@ -165,6 +165,7 @@ static void sack_echo(struct fx *f, uint32_t cack, int16_t sack_off, uint64_t bm
 	struct mrcp_pkt p;
 
 	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_SACK, f->qpn, cack));
+	p.seth.spdcid = (uint16_t)PEER_QPN; /* D15: the peer names its QP (D69) */
 	p.seth.cack_psn = cack;
 	p.seth.sack_offset = sack_off;
 	p.seth.sack_bitmap = bm;
@@ -211,6 +212,7 @@ static void nack(struct fx *f, uint8_t code, uint32_t psn, uint32_t ev)
 	struct mrcp_pkt p;
 
 	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_NACK, f->qpn, psn));
+	p.neth.spdcid = (uint16_t)PEER_QPN;
 	p.neth.nack_code = code;
 	p.neth.nack_psn = psn;
 	p.neth.entropy = ev;
@@ -778,6 +780,7 @@ TEST(req, req_on_nack__unexpected_event_fails_the_qp_with_rem_op_err)
 	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 2));
 	ASSERT_EQ(MRCP_EVENT_QP_ERROR, ev[0].type);
 	ASSERT_EQ(MRCP_WC_REM_OP_ERR, ev[0].qp_error.status);
+	ASSERT_EQ(MRCP_QP_ERR_REMOTE_OP, ev[0].qp_error.cause);
 	ASSERT_EQ(0, drain(&f));
 	fx_fini(&f);
 }
@@ -831,10 +834,11 @@ TEST(req, req_on_ack__completes_in_order_only_up_to_its_msn)
 	fx_fini(&f);
 }
 
-static void nak_case(uint8_t syndrome, uint8_t status)
+static void nak_case(uint8_t syndrome, uint8_t status, uint8_t cause)
 {
 	struct fx f;
 	struct mrcp_wc wc[4];
+	struct mrcp_event ev[2];
 
 	fx_init(&f);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
@@ -843,14 +847,16 @@ static void nak_case(uint8_t syndrome, uint8_t status)
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, f.qpn));
 	ASSERT_EQ(1, mrcp_poll_cq(f.e, wc, 4));
 	ASSERT_EQ(status, wc[0].status);
+	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 2));
+	ASSERT_EQ(cause, ev[0].qp_error.cause); /* D70 */
 	fx_fini(&f);
 }
 
 TEST(req, req_on_ack__nak_syndromes_map_to_their_status)
 {
-	nak_case(MRCP_AETH_NAK_INVALID_REQ, MRCP_WC_REM_INV_REQ_ERR);
-	nak_case(MRCP_AETH_NAK_REMOTE_ACCESS, MRCP_WC_REM_ACCESS_ERR);
-	nak_case(MRCP_AETH_NAK_REMOTE_OP, MRCP_WC_REM_OP_ERR);
+	nak_case(MRCP_AETH_NAK_INVALID_REQ, MRCP_WC_REM_INV_REQ_ERR, MRCP_QP_ERR_REMOTE_INVALID);
+	nak_case(MRCP_AETH_NAK_REMOTE_ACCESS, MRCP_WC_REM_ACCESS_ERR, MRCP_QP_ERR_REMOTE_ACCESS);
+	nak_case(MRCP_AETH_NAK_REMOTE_OP, MRCP_WC_REM_OP_ERR, MRCP_QP_ERR_REMOTE_OP);
 }
 
 /* ---- probes (D36) ------------------------------------------------------------------------ */
@@ -964,7 +970,7 @@ TEST(req, req_on_timer__rto_expiry_with_nothing_acked_is_a_silent_round)
 	fx_fini(&f);
 }
 
-/* D36, D73: an answer is evidence for the probe it answers. One to an
+/* D36, D72: an answer is evidence for the probe it answers. One to an
  * earlier round of probes, which waited in a queue while a host did not run
  * and reports the responder's state before the probe now out was sent, is
  * read as a plain SACK: nothing is lost for it. The answer to the probe out
@@ -1357,6 +1363,7 @@ static void sack_rcvd(struct fx *f, uint32_t cack, int16_t sack_off, uint64_t bm
 	struct mrcp_pkt p;
 
 	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_SACK, f->qpn, cack));
+	p.seth.spdcid = (uint16_t)PEER_QPN; /* D15: the peer names its QP (D69) */
 	p.seth.cack_psn = cack;
 	p.seth.sack_offset = sack_off;
 	p.seth.sack_bitmap = bm;
