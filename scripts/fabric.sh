@@ -20,6 +20,13 @@
 #                                     EVs from stdin). On IPv4 an EV is
 #                                     its UDP source port (D5); on IPv6
 #                                     32 bits, port and flow label (D4)
+#   fabric.sh [options] seen [--plane P]
+#                                     "EV S<k>" lines: the EVs of the MRC
+#                                     packets LA has forwarded, and the
+#                                     spine it sent each to (what it did,
+#                                     not a prediction: on IPv6 `hash`
+#                                     cannot predict the flow label's
+#                                     part, see --ipv6 below)
 #
 # Options: --name N (FABRIC_NAME, default mf: every namespace is N-<node>),
 #          --planes 1|2, --spines K (per plane; default 4, or 2 with two
@@ -45,8 +52,14 @@
 # protocol.md D4): its ports are fd00:p:1::1/64 (A) and fd00:p:2::1/64 (B)
 # with `gateway6` the leaf (fd00:p:1::fe, fd00:p:2::fe), the leaf-spine
 # links fd0a:k::/64 (LA side) and fd0b:k::/64 (LB side), every route and
-# ECMP group in IPv6 as well; `hash` then takes 32-bit EVs. The routers
-# keep their IPv4 addresses, and TCP/MPTCP stay on IPv4.
+# ECMP group in IPv6 as well; `hash` then takes 32-bit EVs, but answers
+# wrongly for an EV whose upper half (the flow label) is not 0: Linux
+# (6.18 here) keys a forwarded packet's multipath hash with the flow label
+# in host byte order (the flow dissector's) and a route lookup's
+# (RTM_GETROUTE, RTA_FLOWLABEL) with it in network byte order, so no
+# lookup reproduces the forwarding decision. `seen` reports what LA did
+# instead. The routers keep their IPv4 addresses, and TCP/MPTCP stay on
+# IPv4.
 #
 # PATH: S<k> (a spine), LA-S<k> / LB-S<k> (a leaf-spine link; LA<p>-S<k>
 # with two planes), P<p> (a whole plane: both its leaves). MODE:
@@ -174,13 +187,25 @@ router_sysctls() {
 
 # Per-router counters the status and the tests read: MRC packets (UDP to
 # 4791) and TCP segments forwarded, before any failure rule drops them.
+# The A-side leaves also remember every MRC packet's EV with the device
+# it leaves by (`seen`): the sets ev4 (source port) and ev6 (flow label and
+# source port), filled by the packets themselves.
 count_table() {
+	local s4= s6=
+	if [[ $1 == LA* ]]; then
+		s4="meta nfproto ipv4 udp dport $UDP_PORT add @ev4 { udp sport . oifname }"
+		s6="meta nfproto ipv6 udp dport $UDP_PORT add @ev6 { ip6 flowlabel . udp sport . oifname }"
+	fi
 	nx "$1" nft -f - <<EOF
 table inet $NFT_COUNT {
+	set ev4 { typeof udp sport . oifname; size 262144; flags dynamic; }
+	set ev6 { typeof ip6 flowlabel . udp sport . oifname; size 262144; flags dynamic; }
 	chain forward {
 		type filter hook forward priority -10; policy accept;
 		udp dport $UDP_PORT counter comment "mrc"
 		meta l4proto tcp counter comment "tcp"
+		$s4
+		$s6
 	}
 }
 EOF
@@ -631,9 +656,12 @@ cmd_env() {
 		echo "TCP_A$p=10.$p.11.1"
 		echo "TCP_B$p=10.$p.12.1"
 	done
+	# the devices `rx` reads, for scripts/lib/fabric_rx.sh
+	echo "FABRIC_RX=\"$(for ((p = 1; p <= PLANES; p++)); do printf '%s:b %s:bk ' "$(ns "$(leaf B "$p")")" "$(ns "$(leaf B "$p")")"; done)\""
 }
 
-cmd_rx() { # bytes host B has been sent by its leaves (every port, all protocols)
+cmd_rx() { # bytes host B has been sent by its leaves (every port, all protocols;
+	# scripts/lib/fabric_rx.sh reads the same devices, FABRIC_RX of `env`)
 	local p n=0 v d
 	load_state
 	for ((p = 1; p <= PLANES; p++)); do
@@ -672,6 +700,28 @@ cmd_hash() { # cmd_hash [--plane P] EV... ("-": read them from stdin)
 	paste -d' ' <(printf '%s\n' "${evs[@]}") <(printf '%s\n' "$out")
 }
 
+cmd_seen() { # cmd_seen [--plane P]: "EV S<k>" for each EV LA forwarded
+	local p=1 set=ev4
+	load_state
+	if [ "${1:-}" = --plane ]; then p=$2; shift 2; fi
+	[ "$IPV6" = 0 ] || set=ev6
+	nx "$(leaf A "$p")" nft -j list set inet "$NFT_COUNT" "$set" | python3 -c '
+import json, sys
+ev = {}
+for o in json.load(sys.stdin)["nftables"]:
+    for e in (o.get("set") or {}).get("elem", []):
+        v = e["elem"]["val"] if isinstance(e, dict) and "elem" in e else e
+        c = v["concat"]
+        # ev6: flow label . source port . device (D4 lo16_sport: the
+        # label holds EV[31:16]); ev4: source port . device
+        k = (c[0] << 16 | c[1]) if len(c) == 3 else c[0]
+        dev = c[-1]
+        if dev[:1] == "s" and dev[1:].isdigit():
+            ev.setdefault(k, set()).add("S" + dev[1:])
+for k in sorted(ev):
+    print(k, ",".join(sorted(ev[k])))' || die "seen: cannot read the EV sets of $(leaf A "$p")"
+}
+
 case $CMD in
 up) cmd_up ;;
 down) load_state; cmd_down ;;
@@ -681,5 +731,6 @@ heal) cmd_heal "$@" ;;
 env) cmd_env ;;
 hash) cmd_hash "$@" ;;
 rx) cmd_rx ;;
+seen) cmd_seen "$@" ;;
 *) die "unknown command $CMD" ;;
 esac
