@@ -258,7 +258,8 @@ transport:
   timeout: ${FABRIC_TIMEOUT:-12}   # T = 4.2 ms: a tbf queue holds ~8 ms at 100 Mbit/s
 EOF
 	# FABRIC_TRANSPORT: more transport keys, "key: value" lines (for
-	# experiments: "ev_min_active: 128" keeps every EV in service, D44)
+	# experiments: $'ev_min_active: 128\nev_backup: 0' turns retirement
+	# off, the D44 floor with no backup to promote)
 	[ -z "${FABRIC_TRANSPORT:-}" ] || printf '%s\n' "$FABRIC_TRANSPORT" | sed 's/^ */  /'
 	# NSCC for this fabric: tbf delays only what queues (an unqueued
 	# packet crosses at veth speed), so the unloaded RTT is ~10 us and the
