@@ -563,6 +563,7 @@ cmd_heal() {
 # ---- status, env, hash --------------------------------------------------------------
 
 counters_json() { # counters_json NODE: {"mrc", "tcp": packets forwarded, "drops": dropped by its qdiscs}
+	# (the forward chain only: the table's EV sets, `seen`, outgrow an argument)
 	python3 -c '
 import json, sys
 out = {"mrc": None, "tcp": None, "drops": None}
@@ -580,7 +581,7 @@ try:
     out["drops"] = sum(q["drops"] for q in json.loads(sys.argv[2]))
 except Exception:
     pass
-print(json.dumps(out))' "$(nx "$1" nft -j list table inet "$NFT_COUNT" 2>/dev/null)" \
+print(json.dumps(out))' "$(nx "$1" nft -j list chain inet "$NFT_COUNT" forward 2>/dev/null)" \
 		"$(tc -n "$(ns "$1")" -s -j qdisc show 2>/dev/null)"
 }
 
