@@ -120,7 +120,7 @@ enum mrcd_ctl_combine {
 	X(QP_CREATE, qp_create, qp_create, SESSION, ONE, CLIENT, "client: create a QP: args {sq_depth?, rq_depth?, user_ctx?}") \
 	X(QP_INFO, qp_info, qp, SESSION, ONE, CLIENT, "client: a QP's connection info: args {qpn}") \
 	X(QP_CONNECT, qp_connect, qp_connect, SESSION, ONE, CLIENT, "client: connect a QP to its peer: args {qpn, peer_info}") \
-	X(QP_DESTROY, qp_destroy, qp, SESSION, ONE, CLIENT, "client: destroy a QP: args {qpn}" \
+	X(QP_DESTROY, qp_destroy, qp, SESSION, ONE, CLIENT, "client: destroy a QP: args {qpn}") \
 	X(QP_QUERY, qp_query, qp, SESSION, ONE, CLIENT, "client: one of its QPs' state and why it failed (D70): args {qpn}")
 
 enum mrcd_ctl_cmd {
