@@ -96,6 +96,35 @@ static bool has_arg(int argc, char **argv, const char *a)
 	return false;
 }
 
+/* The configuration against this machine (mrcd_config_check_host), with
+ * the EAL arguments mrcd will pass: eal.args, then the command line's. */
+static int check_host(const char *name, const struct mrcd_config *cfg, int argc, char **argv,
+		      char *err, size_t errlen)
+{
+	struct mrcd_host h;
+	char **eal = calloc(cfg->eal.n_args + (unsigned)argc + 1, sizeof(char *));
+	unsigned n = 0;
+	int rc;
+
+	if (!eal) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < cfg->eal.n_args; i++)
+		eal[n++] = cfg->eal.args[i];
+	for (int i = 0; i < argc; i++)
+		eal[n++] = argv[i];
+	rc = mrcd_host_read(&h);
+	if (rc == 0) {
+		h.max_lcores = RTE_MAX_LCORE;
+		rc = mrcd_config_check_host(name, cfg, eal, n, &h, err, errlen);
+	} else {
+		snprintf(err, errlen, "sched_getaffinity: %s", strerror(-rc));
+	}
+	free(eal);
+	return rc;
+}
+
 /* Remove the files DPDK left in its runtime directory (config, fbarrays,
  * the multi-process socket) and the directory, once EAL has been cleaned up.
  * Only for a primary process with its own --file-prefix directory. */
@@ -187,6 +216,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mrcd: %s\n", err);
 		mrcd_config_free(&cfg);
 		return 2;
+	}
+	rc = check_host(cfg_path ? cfg_path : "<embedded default>", &cfg, argc - optind, argv + optind,
+			err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "mrcd: %s\n", err);
+		mrcd_config_free(&cfg);
+		return rc == -EINVAL ? 2 : 1;
 	}
 	if (check) {
 		printf("mrcd: %s: configuration valid (%u ports)\n", cfg_path ? cfg_path : "<embedded default>", cfg.n_ports);

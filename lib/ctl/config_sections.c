@@ -324,6 +324,7 @@ static int lcore_ids(struct ctx *c, const yaml_node_t *v, void *base)
 		cfg_pop(c, old);
 		if (rc != 0)
 			return rc;
+		cfg->lcores.id_lines[cfg->lcores.n_ids] = cfg_node_line(it);
 		cfg->lcores.ids[cfg->lcores.n_ids++] = (uint16_t)id;
 	}
 	return 0;
