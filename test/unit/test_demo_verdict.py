@@ -12,6 +12,7 @@ import sys
 import tempfile
 
 lib, d = sys.argv[1], sys.argv[2]
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, lib)
 import demo_verdict  # noqa: E402
 
