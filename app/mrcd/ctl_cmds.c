@@ -789,6 +789,12 @@ static void cmd_selftest_stop(struct mrcd_ctl_call *x)
 		x->result = json_object();
 }
 
+/* The control socket's own state (ctl_server.c answers it); not a worker's. */
+static void cmd_control(struct mrcd_ctl_call *x)
+{
+	fail(x, -EPERM, "control: only on the control socket");
+}
+
 /* ---- client sessions ------------------------------------------------------------------ */
 
 /* The control socket answers attach itself (ctl_server.c: the reply carries
@@ -915,7 +921,7 @@ static void cmd_qp_destroy(struct mrcd_ctl_call *x)
 /* ---- the handler table: one per row of MRCD_CTL_CMDS ---------------------------------- */
 
 static void (*const handlers[MRCD_CTL_CMD_COUNT])(struct mrcd_ctl_call *) = {
-#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = cmd_##n,
+#define X(e, n, a, r, c, p, h) [MRCD_CTL_##e] = cmd_##n,
 	MRCD_CTL_CMDS(X)
 #undef X
 };

@@ -35,6 +35,7 @@
 #include "dp.h"
 #include "dp_log.h"
 #include "mrcd_config.h"
+#include "port_files.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -172,6 +173,13 @@ int main(int argc, char **argv)
 	}
 	if (!seeded)
 		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	/* a memif socket's directory, a stale socket file: before any probe */
+	for (unsigned i = 0; i < cfg.n_ports; i++)
+		if (mrcd_port_files_prepare(cfg.ports[i].devargs, err, sizeof(err)) < 0) {
+			fprintf(stderr, "mrcd: ports[%u] %s: %s\n", i, cfg.ports[i].name, err);
+			mrcd_config_free(&cfg);
+			return 1;
+		}
 
 	/* EAL argv: program name, config eal.args, command-line EAL args, and
 	 * a core list (main lcore 0 + the worker) unless one was given. */

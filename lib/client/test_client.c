@@ -1209,6 +1209,32 @@ TEST(ctl, malformed_replies__eio_and_the_context_stays_usable)
 	fake_stop(f);
 }
 
+/* A daemon with no connection to spare answers EBUSY before it reads a
+ * request, so without an id: the caller hears the daemon's error. */
+TEST(ctl, error_without_id__the_daemons_errno_and_reason)
+{
+	struct fake *f = fake_start();
+	struct mrc_open_attr a = {.socket = f->path, .heap_bytes = 1 << 20, .sq_depth = 64,
+				  .rq_depth = 64, .cq_depth = 64, .timeout_ms = 5000};
+	struct mrc_ctx *ctx = NULL;
+	char reason[160];
+	uint32_t qpn;
+
+	fake_push(f, "{\"v\":1,\"ok\":false,\"error\":{\"errno\":16,\"code\":\"EBUSY\","
+		     "\"reason\":\"too many control connections\"}}\n");
+	ASSERT_EQ(-EBUSY, mrc_open(&a, &ctx, reason, sizeof(reason)));
+	ASSERT_STREQ("too many control connections", reason);
+	ASSERT_TRUE(ctx == NULL);
+	fake_wait_disconnect(f);
+	ctx = open_ctx(f);
+	fake_push(f, "{\"v\":1,\"ok\":false,\"error\":{\"errno\":16,\"reason\":\"busy\"}}\n");
+	ASSERT_EQ(-EBUSY, mrc_qp_create(ctx, NULL, &qpn));
+	ASSERT_STREQ("busy", mrc_last_error(ctx));
+	ASSERT_EQ(17, new_qp(ctx));
+	mrc_close(ctx);
+	fake_stop(f);
+}
+
 TEST(ctl, oversized_reply__eio_then_resyncs)
 {
 	struct fake *f = fake_start();

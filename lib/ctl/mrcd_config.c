@@ -69,6 +69,10 @@ void mrcd_config_defaults(struct mrcd_config *c)
 	c->srv6.enabled = false;
 	snprintf(c->control.socket, sizeof(c->control.socket), "%s", "/run/mrcd/mrcd.sock");
 	c->control.mode = 0660;
+	c->control.client_mode = 0660;
+	c->control.max_connections = 256;
+	c->control.admin_reserved = 8;
+	c->control.idle_timeout_s = 60;
 	c->telemetry.enabled = true;
 	c->limits.max_qps = 256;
 	c->limits.max_mrs = 1024;

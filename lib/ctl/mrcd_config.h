@@ -168,9 +168,21 @@ struct mrcd_config {
 	} srv6;
 
 	struct {
-		char socket[MRCD_PATH_MAX]; /**< UNIX socket path, absolute */
-		uint32_t mode;        /**< permission bits of the socket, 0..0777 */
-		char group[MRCD_GROUP_MAX]; /**< owning group; "" = the daemon's */
+		/* Two sockets (docs/control.md, "Access"): the socket you came
+		 * through decides what you may run. */
+		char socket[MRCD_PATH_MAX]; /**< the admin socket: every command;
+						 absolute, absent or a socket when loaded */
+		uint32_t mode;        /**< its permission bits, 0..0777, never o+w */
+		char group[MRCD_GROUP_MAX]; /**< its group; "" = the daemon's */
+		char client_socket[MRCD_PATH_MAX]; /**< the client socket: client
+						 commands only; "" = none */
+		uint32_t client_mode; /**< its permission bits, never o+w */
+		char client_group[MRCD_GROUP_MAX]; /**< its group; "" = the daemon's */
+		uint32_t max_connections; /**< control connections at once, on both sockets */
+		uint32_t admin_reserved;  /**< of max_connections, kept for the admin socket;
+					       < max_connections */
+		uint32_t idle_timeout_s;  /**< a connection without a client session that
+					       moves no byte for this long is closed, s */
 	} control;
 
 	struct {

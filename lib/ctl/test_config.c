@@ -116,6 +116,11 @@ TEST(config, defaults__match_the_brief)
 	ASSERT_EQ(MRCD_CC_SCOPE_PEER, c.cc.scope);   /* D53 */
 	ASSERT_STREQ("/run/mrcd/mrcd.sock", c.control.socket);
 	ASSERT_EQ(0660, c.control.mode);
+	ASSERT_EQ(256u, c.control.max_connections);
+	ASSERT_EQ(8u, c.control.admin_reserved);
+	ASSERT_EQ(60u, c.control.idle_timeout_s);
+	ASSERT_STREQ("", c.control.client_socket);
+	ASSERT_EQ(0660, c.control.client_mode);
 	ASSERT_TRUE(c.telemetry.enabled);
 	ASSERT_EQ(0u, c.n_ports);
 	ASSERT_EQ(1u, c.lcores.n_ids);
@@ -343,7 +348,9 @@ static const char all_keys[] =
 	"      plane_shift: 12\n"
 	"      uplink_usid: 1\n"
 	"      uplink_mask: 0x00ff\n"
-	"control: {socket: /tmp/x/mrcd.sock, mode: '0o600', group: mrc}\n"
+	"control: {socket: /tmp/x/mrcd.sock, mode: '0o600', group: mrc, max_connections: 1000,\n"
+	"          admin_reserved: 16, idle_timeout_s: 5, client_socket: /tmp/x/client.sock,\n"
+	"          client_mode: 0640, client_group: tenants}\n"
 	"telemetry: {enabled: false}\n"
 	"limits:\n"
 	"  max_qps: 1024\n"
@@ -432,6 +439,12 @@ TEST(config, all_keys__parsed_into_their_fields)
 	ASSERT_STREQ("/tmp/x/mrcd.sock", c.control.socket);
 	ASSERT_EQ(0600, c.control.mode);
 	ASSERT_STREQ("mrc", c.control.group);
+	ASSERT_EQ(1000u, c.control.max_connections);
+	ASSERT_EQ(16u, c.control.admin_reserved);
+	ASSERT_EQ(5u, c.control.idle_timeout_s);
+	ASSERT_STREQ("/tmp/x/client.sock", c.control.client_socket);
+	ASSERT_EQ(0640, c.control.client_mode);
+	ASSERT_STREQ("tenants", c.control.client_group);
 	ASSERT_FALSE(c.telemetry.enabled);
 	ASSERT_EQ(32u, c.limits.per_client.max_qps);
 	ASSERT_EQ(1u, c.n_faults);
