@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """test_demo_verdict.py - the demo's verdict (scripts/lib/demo_verdict.py) on
-recorded samples (test/unit/demo_samples/: good.jsonl from a real run, the
+recorded samples (test/unit/demo_samples/: good.jsonl and good_noisy.jsonl from
+real runs, the
 others derived from it by derive.py): PASS for the good run, and FAIL with
 exactly the expected reasons for each run where something went wrong.
 
@@ -20,6 +21,7 @@ import demo_verdict  # noqa: E402
 # match one of them and each must match a reason); [] = PASS
 CASES = {
     "good": [],
+    "good_noisy": [],   # a second real run: up to 45 of plane 2's 48 EVs out of GOOD before the blackhole
     "stall": ["no bytes placed at b in the window"],
     "no_blackhole": ["the blackhole never happened", "plane 2 was never restored",
                      "phase 'during' has 0 samples", "phase 'after' has 0 samples"],
