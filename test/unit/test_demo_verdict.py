@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """test_demo_verdict.py - the demo's verdict (scripts/lib/demo_verdict.py) on
-recorded samples (test/unit/demo_samples/: good.jsonl and good_noisy.jsonl from
-real runs, the
-others derived from it by derive.py): PASS for the good run, and FAIL with
-exactly the expected reasons for each run where something went wrong.
+recorded samples (test/unit/demo_samples/: good.jsonl and good_noisy.jsonl
+from real runs, the others derived from good.jsonl by derive.py): PASS for
+the good runs, and FAIL with exactly the expected reasons for each run where
+something went wrong.
 
     test_demo_verdict.py SCRIPTS_LIB DEMO_SAMPLES
 """
