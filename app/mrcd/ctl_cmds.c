@@ -443,14 +443,56 @@ static void cmd_evs(struct mrcd_ctl_call *x)
 	x->result = a;
 }
 
+/* "closed_qps" and "live_qps": @t's QPs, EVs that moved, every QP counter
+ * and, in "ev", every EV counter, summed. */
+static json_t *qp_sums_json(const struct mrcd_dp_qp_sums *t)
+{
+	json_t *o = json_object(), *ev = json_object();
+
+	set_u64(o, "qps", t->qps);
+	set_u64(o, "evs_moved", t->evs_moved);
+#define X(n, d) set_u64(o, #n, t->qp.n);
+	MRCP_QP_COUNTERS(X)
+#undef X
+#define X(n, d) set_u64(ev, #n, t->ev.n);
+	MRCP_EV_COUNTERS(X)
+#undef X
+	json_object_set_new(o, "ev", ev);
+	return o;
+}
+
+/* A port's "evs": how many of the live QPs' EVs on its plane are in each
+ * state ("state": GOOD, SKIP, ASSUMED_BAD, DENIED) and each pool ("pool":
+ * active, backup, out). Objects, not arrays: several workers' answers add
+ * up key by key. */
+static json_t *plane_evs_json(const struct mrcd_dp_live_qps *l, unsigned port)
+{
+	static const char *const pools[] = { "none", "active", "backup", "out" };
+	json_t *o = json_object(), *st = json_object(), *po = json_object();
+
+	for (unsigned s = MRCP_EV_INVALID + 1; s < MRCP_EV_NSTATES; s++)
+		set_u64(st, mrcp_ev_state_name((uint8_t)s), port < MRCP_MAX_PORTS ? l->ev_state[port][s] : 0);
+	for (unsigned k = MRCP_EV_POOL_ACTIVE; k < 4; k++)
+		set_u64(po, pools[k], port < MRCP_MAX_PORTS ? l->ev_pool[port][k] : 0);
+	json_object_set_new(o, "state", st);
+	json_object_set_new(o, "pool", po);
+	return o;
+}
+
 static void cmd_counters(struct mrcd_ctl_call *x)
 {
 	struct mrcd_dp_status *st = status_of(x);
+	struct mrcd_dp_live_qps *live = st ? malloc(sizeof(*live)) : NULL;
 	json_t *o, *eng, *ports, *w;
 	struct mrcd_dp_port_status p;
 
-	if (!st)
+	if (!live) {
+		if (st)
+			fail(x, -ENOMEM, "out of memory");
+		free(st);
 		return;
+	}
+	mrcd_dp_live_qps(x->w, live);
 	o = json_object();
 	eng = json_object();
 	ports = json_object();
@@ -471,6 +513,7 @@ static void cmd_counters(struct mrcd_ctl_call *x)
 		MRCD_NEIGH_COUNTERS(X)
 #undef X
 		json_object_set_new(po, "neigh", nb);
+		json_object_set_new(po, "evs", plane_evs_json(live, k));
 		json_object_set_new(ports, p.name, po);
 	}
 	json_object_set_new(o, "ports", ports);
@@ -478,18 +521,9 @@ static void cmd_counters(struct mrcd_ctl_call *x)
 	MRCD_DP_WORKER_COUNTERS(X)
 #undef X
 	json_object_set_new(o, "worker", w);
-	json_t *cq = json_object(), *cev = json_object();
-
-	set_u64(cq, "qps", st->closed.qps);
-	set_u64(cq, "evs_moved", st->closed.evs_moved);
-#define X(n, d) set_u64(cq, #n, st->closed.qp.n);
-	MRCP_QP_COUNTERS(X)
-#undef X
-#define X(n, d) set_u64(cev, #n, st->closed.ev.n);
-	MRCP_EV_COUNTERS(X)
-#undef X
-	json_object_set_new(cq, "ev", cev);
-	json_object_set_new(o, "closed_qps", cq);
+	json_object_set_new(o, "live_qps", qp_sums_json(&live->sum));
+	json_object_set_new(o, "closed_qps", qp_sums_json(&st->closed));
+	free(live);
 	free(st);
 	x->result = o;
 }

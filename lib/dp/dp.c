@@ -457,14 +457,15 @@ unsigned mrcd_dp_qps(struct mrcd_dp *w, uint32_t *qpns, unsigned max)
 	return n;
 }
 
-void mrcd__qp_closing(struct mrcd_dp *dp, uint32_t qpn)
+/* Add @qpn's counters and its EVs' to @t. @return its EV set (NULL when the
+ * QP is gone or has none). */
+static const struct mrcp_ev_set *qp_sum(struct mrcd_dp *dp, uint32_t qpn, struct mrcd_dp_qp_sums *t)
 {
-	struct mrcd_dp_closed_qps *t = &dp->closed;
 	const struct mrcp_ev_set *evs = mrcp_qp_evs(dp->eng, qpn);
 	struct mrcp_qp_info qi;
 
 	if (mrcp_qp_info(dp->eng, qpn, &qi) < 0)
-		return;
+		return NULL;
 	t->qps++;
 #define X(n, d) t->qp.n += qi.c.n;
 	MRCP_QP_COUNTERS(X)
@@ -476,6 +477,33 @@ void mrcd__qp_closing(struct mrcd_dp *dp, uint32_t qpn)
 		MRCP_EV_COUNTERS(X)
 #undef X
 		t->evs_moved += c->transitions > 0;
+	}
+	return evs;
+}
+
+void mrcd__qp_closing(struct mrcd_dp *dp, uint32_t qpn)
+{
+	qp_sum(dp, qpn, &dp->closed);
+}
+
+void mrcd_dp_live_qps(struct mrcd_dp *w, struct mrcd_dp_live_qps *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < MRCD_DP_MAX_OWNERS; i++) {
+		const struct mrcp_ev_set *evs;
+
+		if (!w->owners[i].qpn || !(evs = qp_sum(w, w->owners[i].qpn, &out->sum)))
+			continue;
+		for (unsigned k = 0; k < evs->n_evs; k++) {
+			const struct mrcp_ev *e = &evs->evs[k];
+
+			if (e->port < 1 || e->port > MRCP_MAX_PORTS)
+				continue;
+			if (e->state < MRCP_EV_NSTATES)
+				out->ev_state[e->port - 1][e->state]++;
+			if (e->pool < 4)
+				out->ev_pool[e->port - 1][e->pool]++;
+		}
 	}
 }
 

@@ -115,14 +115,27 @@ struct mrcd_dp_peer {
 	unsigned updates;          /**< updates seen */
 };
 
-/** What the QPs a worker destroyed had done, summed as each was destroyed
- *  (their own counters go with them): the per-path record of a benchmark
- *  whose clients come and go. */
-struct mrcd_dp_closed_qps {
-	uint64_t qps;               /**< QPs destroyed */
+/** Several QPs' counters summed: for the QPs a worker destroyed, summed as
+ *  each was destroyed (their own counters go with them: the per-path record
+ *  of a benchmark whose clients come and go), and for the live ones
+ *  (mrcd_dp_live_qps). */
+struct mrcd_dp_qp_sums {
+	uint64_t qps;               /**< QPs summed */
 	uint64_t evs_moved;         /**< of their EVs, those that ever changed state */
 	struct mrcp_qp_counters qp; /**< their counters, summed */
 	struct mrcp_ev_counters ev; /**< their EVs' counters, summed */
+};
+
+/** A worker's live QPs (those with an owner) at one instant
+ *  (mrcd_dp_live_qps): their counters summed, and their EVs counted per
+ *  plane by state and by pool - what a monitor samples in one request,
+ *  without any one EV's detail. */
+struct mrcd_dp_live_qps {
+	struct mrcd_dp_qp_sums sum;
+	/** [plane - 1][enum mrcp_ev_state]: EVs of that plane in that state */
+	uint32_t ev_state[MRCP_MAX_PORTS][MRCP_EV_NSTATES];
+	/** [plane - 1][enum mrcp_ev_pool]: EVs of that plane in that pool */
+	uint32_t ev_pool[MRCP_MAX_PORTS][4];
 };
 
 /** A snapshot of one worker (mrcd_dp_status). */
@@ -138,7 +151,7 @@ struct mrcd_dp_status {
 	unsigned n_qps;            /**< QPs with an owner (sessions, selftests) */
 	unsigned n_clients;        /**< client sessions it serves */
 	struct mrcd_dp_worker_counters c;
-	struct mrcd_dp_closed_qps closed; /**< QPs destroyed so far */
+	struct mrcd_dp_qp_sums closed; /**< QPs destroyed so far */
 	unsigned n_peers;
 	struct mrcd_dp_peer peers[MRCD_DP_PEERS]; /**< in the order first heard */
 	uint64_t n_probes;         /**< probe results recorded in total */
@@ -256,6 +269,9 @@ int mrcd_dp_port_status(struct mrcd_dp *w, unsigned port, struct mrcd_dp_port_st
 unsigned mrcd_dp_neighbours(struct mrcd_dp *w, struct mrcd_neigh_entry *out, unsigned max);
 /** The QPNs with an owner on @w, in a stable order. @return how many (at most @max). */
 unsigned mrcd_dp_qps(struct mrcd_dp *w, uint32_t *qpns, unsigned max);
+/** Sum worker @w's live QPs (the ones mrcd_dp_qps lists) and count their
+ *  EVs per plane by state and pool. */
+void mrcd_dp_live_qps(struct mrcd_dp *w, struct mrcd_dp_live_qps *out);
 /** Port admin state (0-based index); the engine learns it at once.
  *  @return 0, -ENOENT. */
 int mrcd_dp_port_admin(struct mrcd_dp *w, unsigned port, bool up, uint64_t now_ns);

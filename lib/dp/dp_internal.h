@@ -135,7 +135,7 @@ struct mrcd_dp {
 	unsigned n_peers;
 
 	struct mrcd_dp_worker_counters wc;
-	struct mrcd_dp_closed_qps closed; /**< summed by mrcd__qp_closing */
+	struct mrcd_dp_qp_sums closed; /**< summed by mrcd__qp_closing */
 	void *selftests;           /**< dp_selftest.c's table */
 	void *clients;             /**< dp_client.c's session list */
 	/* before an idle sleep: false = do not sleep (e.g. a client posted) */

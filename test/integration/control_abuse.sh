@@ -97,6 +97,8 @@ xfer_start() {
 	XNAME=$1
 	proc_start srv "${NOBODY[@]}" "$PERF" -s "$T/b-client.sock" --server --port "$port" \
 		--timeout $((XFER + 60)) > "$T/$1.srv" 2>&1
+	# the client connects once: the server must be listening by then
+	wait_for -p "$srv" 30 bash -c "ss -ltn | grep -q ':$port '" || bad "$1: the mrc-perf server listens: $(tail -2 "$T/$1.srv")"
 	proc_start cli "${NOBODY[@]}" "$PERF" -s "$T/a-client.sock" --client 127.0.0.1 --port "$port" \
 		--verify --duration "$XFER" --qps 2 --stats 1 --timeout $((XFER + 60)) > "$T/$1.perf" 2>&1
 	wait_for -p "$cli" 30 sending 500 || bad "$1: the transfer starts: $(tail -2 "$T/$1.perf")"
