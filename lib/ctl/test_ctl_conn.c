@@ -29,7 +29,7 @@ TEST(ctl_conn, rights__client_commands_are_exactly_the_documented_ones)
 {
 	static const enum mrcd_ctl_cmd client[] = {
 		MRCD_CTL_VERSION, MRCD_CTL_PORTS, MRCD_CTL_ATTACH, MRCD_CTL_REG_MR, MRCD_CTL_DEREG_MR,
-		MRCD_CTL_QP_CREATE, MRCD_CTL_QP_INFO, MRCD_CTL_QP_CONNECT, MRCD_CTL_QP_DESTROY,
+		MRCD_CTL_QP_CREATE, MRCD_CTL_QP_INFO, MRCD_CTL_QP_CONNECT, MRCD_CTL_QP_DESTROY, MRCD_CTL_QP_QUERY,
 	};
 	unsigned n = 0;
 

@@ -31,7 +31,7 @@ reason() { # reason EXPECTED CMD ARGS...: mrcctl exits 1 with exactly EXPECTED o
 check "reg_mr without a session: one 'reg_mr:'" \
 	reason "mrcctl: reg_mr: needs a client session (attach first) (EPERM)" reg_mr ofs=0 len=64 access=0
 check "attach with a foreign ABI: one 'attach:'" \
-	reason "mrcctl: attach: client ABI 999, this daemon speaks ABI 1: rebuild the client against this mrcd's libmrc-client (EPROTO)" attach abi=999
+	reason "mrcctl: attach: client ABI 999, this daemon speaks ABI 2: rebuild the client against this mrcd's libmrc-client (EPROTO)" attach abi=999
 check "selftest_run of no selftest: one 'selftest_run:'" \
 	reason "mrcctl: selftest_run: no such selftest (ENOENT)" selftest_run id=77
 check "ev_deny of no QP names the QPN" \
