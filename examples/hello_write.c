@@ -40,6 +40,10 @@ static struct mrc_wc wait_one(struct mrc_ctx *ctx, const char *who)
 			exit(1);
 		}
 	}
+	if (wc.opcode == MRC_WC_QP_ERROR) { /* not a completion: the QP died, and why */
+		fprintf(stderr, "%s: QP %u entered ERROR: %s\n", who, wc.qpn, mrc_qp_cause_str((uint8_t)wc.cause));
+		exit(1);
+	}
 	if (wc.status != MRC_WC_SUCCESS) {
 		fprintf(stderr, "%s: completion failed: %s\n", who, mrc_wc_status_str(wc.status));
 		exit(1);

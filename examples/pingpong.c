@@ -70,6 +70,11 @@ static struct mrc_wc wait_recv(struct side *s, bool block, unsigned *sends)
 		int n = mrc_poll_cq(s->ctx, wc, 8);
 
 		for (int i = 0; i < n; i++) {
+			if (wc[i].opcode == MRC_WC_QP_ERROR) { /* the QP died: why */
+				fprintf(stderr, "%s: QP %u entered ERROR: %s\n", s->name, wc[i].qpn,
+					mrc_qp_cause_str((uint8_t)wc[i].cause));
+				exit(1);
+			}
 			if (wc[i].status != MRC_WC_SUCCESS) {
 				fprintf(stderr, "%s: completion: %s\n", s->name, mrc_wc_status_str(wc[i].status));
 				exit(1);

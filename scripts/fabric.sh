@@ -12,16 +12,25 @@
 #                                     shell assignments (for scripts)
 #   fabric.sh [options] rx            bytes host B's leaves have sent it
 #                                     (every port; a step's progress)
-#   fabric.sh [options] hash [--plane P] SPORT...|-
-#                                     "SPORT S<k>" lines: the spine LA sends
-#                                     A's MRC packet with that UDP source
-#                                     port to (its ECMP hash, asked with
-#                                     `ip route get`; "-" reads the ports
-#                                     from stdin)
+#   fabric.sh [options] hash [--plane P] EV...|-
+#                                     "EV S<k>" lines: the spine LA sends
+#                                     A's MRC packet on that EV to (its
+#                                     ECMP hash, asked of the kernel as
+#                                     `ip route get` does; "-" reads the
+#                                     EVs from stdin). On IPv4 an EV is
+#                                     its UDP source port (D5); on IPv6
+#                                     32 bits, port and flow label (D4)
+#   fabric.sh [options] seen [--plane P]
+#                                     "EV S<k>" lines: the EVs of the MRC
+#                                     packets LA has forwarded, and the
+#                                     spine it sent each to (what it did,
+#                                     not a prediction: on IPv6 `hash`
+#                                     cannot predict the flow label's
+#                                     part, see --ipv6 below)
 #
 # Options: --name N (FABRIC_NAME, default mf: every namespace is N-<node>),
 #          --planes 1|2, --spines K (per plane; default 4, or 2 with two
-#          planes), --port-kind af_xdp|af_packet, --no-mrcd,
+#          planes), --port-kind af_xdp|af_packet, --ipv6, --no-mrcd,
 #          --build DIR (default $TOP/build).
 #
 # Topology, plane p (one plane: leaves LA, LB; two: LA1, LB1, LA2, LB2):
@@ -34,9 +43,23 @@
 # (FABRIC_SPINE_MBIT, default 100, per leaf-spine link and direction;
 # FABRIC_ACCESS_MBIT, default 400, leaf to host), so the fabric and not the
 # two CPUs is the bottleneck. Routers hash the 5-tuple: fib_multipath_hash
-# policy 3, fields 0x37 (source and destination address, protocol, ports),
-# IPv4 and IPv6 alike; never policy 1, which for locally sent packets
-# follows the socket's hash and fakes path changes.
+# policy 3, fields 0x37 (source and destination address, protocol, ports)
+# for IPv4, 0x3f (the same and the flow label) for IPv6; never policy 1,
+# which for locally sent packets follows the socket's hash and fakes path
+# changes.
+#
+# --ipv6: mrcd's planes run IPv6 (32-bit EVs: source port and flow label,
+# protocol.md D4): its ports are fd00:p:1::1/64 (A) and fd00:p:2::1/64 (B)
+# with `gateway6` the leaf (fd00:p:1::fe, fd00:p:2::fe), the leaf-spine
+# links fd0a:k::/64 (LA side) and fd0b:k::/64 (LB side), every route and
+# ECMP group in IPv6 as well; `hash` then takes 32-bit EVs, but answers
+# wrongly for an EV whose upper half (the flow label) is not 0: Linux
+# (6.18 here) keys a forwarded packet's multipath hash with the flow label
+# in host byte order (the flow dissector's) and a route lookup's
+# (RTM_GETROUTE, RTA_FLOWLABEL) with it in network byte order, so no
+# lookup reproduces the forwarding decision. `seen` reports what LA did
+# instead. The routers keep their IPv4 addresses, and TCP/MPTCP stay on
+# IPv4.
 #
 # PATH: S<k> (a spine), LA-S<k> / LB-S<k> (a leaf-spine link; LA<p>-S<k>
 # with two planes), P<p> (a whole plane: both its leaves). MODE:
@@ -61,6 +84,7 @@ PLANES=1
 SPP=
 PORT_KIND=af_xdp
 MRCD_ON=1
+IPV6=0
 BUILD=${BUILD:-$TOP/build}
 SPINE_MBIT=${FABRIC_SPINE_MBIT:-100}
 ACCESS_MBIT=${FABRIC_ACCESS_MBIT:-400}
@@ -76,6 +100,7 @@ while [ $# -gt 0 ]; do
 	--spines) SPP=$2; shift 2 ;;
 	--port-kind) PORT_KIND=$2; shift 2 ;;
 	--no-mrcd) MRCD_ON=0; shift ;;
+	--ipv6) IPV6=1; shift ;;
 	--build) BUILD=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	--*) die "unknown option $1" ;;
@@ -135,32 +160,52 @@ veth() { # veth NODE1 DEV1 NODE2 DEV2
 # frames at line rate; the queue holds FABRIC_QUEUE_MS (default 2.5 ms) at
 # that rate, so that an RTT through a full spine queue and a full access
 # queue stays within the 8.4 ms an MRC timestamp can measure (16 bits of
-# 128 ns, protocol.md D13: a longer one aliases to a tiny sample).
+# 128 ns, protocol.md D13: a longer one aliases to a tiny sample). At 100
+# Mbit/s and more it holds at least FABRIC_QUEUE_MIN_KB (default 64 KiB,
+# 5.2 ms at 100 Mbit/s): more than mrcd's window (cc below: 48 KiB per
+# peer), so a healthy fabric never drops mrcd's packets even when a burst
+# hashes mostly onto one spine (with 2.5 ms, 31 KB, LA's spine egresses
+# dropped 5-20 packets in four healthy 8 x 2 MiB steps). A slowed link
+# keeps the time-based queue.
 shape() {
-	local r=${3%.*} burst limit
+	local r=${3%.*} burst limit floor
 	# the bucket: 64 KiB at 400 Mbit/s, 16 at 100, 4 (one frame) below
 	burst=$((r >= 400 ? 64 : r >= 100 ? 16 : 4))
-	limit=$(awk -v r="$3" -v q="${FABRIC_QUEUE_MS:-2.5}" -v b="$burst" \
-		'BEGIN { l = r * 1e6 / 8 * q / 1e3; m = (b + 4) * 1024; x = (l > m) ? l : m; printf "%d", x }')
+	floor=$((r >= 100 ? ${FABRIC_QUEUE_MIN_KB:-64} * 1024 : 0))
+	limit=$(awk -v r="$3" -v q="${FABRIC_QUEUE_MS:-2.5}" -v b="$burst" -v f="$floor" \
+		'BEGIN { l = r * 1e6 / 8 * q / 1e3; m = (b + 4) * 1024; x = (l > m) ? l : m; x = (x > f) ? x : f;
+		         printf "%d", x }')
 	tc -n "$(ns "$1")" qdisc replace dev "$2" root tbf rate "${3}mbit" burst "${burst}kb" limit "$limit"
 }
 
 router_sysctls() {
 	nx "$1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
 		net.ipv4.fib_multipath_hash_policy=3 net.ipv4.fib_multipath_hash_fields=0x37 \
-		net.ipv6.fib_multipath_hash_policy=3 net.ipv6.fib_multipath_hash_fields=0x37 \
+		net.ipv6.fib_multipath_hash_policy=3 net.ipv6.fib_multipath_hash_fields=0x3f \
 		net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
 }
 
 # Per-router counters the status and the tests read: MRC packets (UDP to
 # 4791) and TCP segments forwarded, before any failure rule drops them.
+# The A-side leaves also remember every MRC packet's EV with the device
+# it leaves by (`seen`): the sets ev4 (source port) and ev6 (flow label and
+# source port), filled by the packets themselves.
 count_table() {
+	local s4= s6=
+	if [[ $1 == LA* ]]; then
+		s4="meta nfproto ipv4 udp dport $UDP_PORT add @ev4 { udp sport . oifname }"
+		s6="meta nfproto ipv6 udp dport $UDP_PORT add @ev6 { ip6 flowlabel . udp sport . oifname }"
+	fi
 	nx "$1" nft -f - <<EOF
 table inet $NFT_COUNT {
+	set ev4 { typeof udp sport . oifname; size 262144; flags dynamic; }
+	set ev6 { typeof ip6 flowlabel . udp sport . oifname; size 262144; flags dynamic; }
 	chain forward {
 		type filter hook forward priority -10; policy accept;
 		udp dport $UDP_PORT counter comment "mrc"
 		meta l4proto tcp counter comment "tcp"
+		$s4
+		$s6
 	}
 }
 EOF
@@ -185,7 +230,17 @@ mrcd_config() { # mrcd_config A|B: the daemon's YAML
 		else
 			args="net_af_packet$((p - 1)),iface=$dev,qpairs=1,framesz=3072,blocksz=12288,qdisc_bypass=0"
 		fi
-		cat <<EOF
+		if [ "$IPV6" = 1 ]; then
+			cat <<EOF
+  - name: $dev
+    devargs: $args
+    mac: "$mac"
+    ipv6: fd00:$p:$side::1/64
+    gateway6: fd00:$p:$side::fe
+    speed_gbps: 1
+EOF
+		else
+			cat <<EOF
   - name: $dev
     devargs: $args
     mac: "$mac"
@@ -193,6 +248,7 @@ mrcd_config() { # mrcd_config A|B: the daemon's YAML
     gateway: 10.$p.$side.254
     speed_gbps: 1
 EOF
+		fi
 	done
 	cat <<EOF
 lcores: {ids: [1], idle: adaptive}
@@ -201,6 +257,10 @@ transport:
   base_rtt_us: ${FABRIC_BASE_RTT_US:-500}   # loaded; unloaded it is ~10 us (tbf)
   timeout: ${FABRIC_TIMEOUT:-12}   # T = 4.2 ms: a tbf queue holds ~8 ms at 100 Mbit/s
 EOF
+	# FABRIC_TRANSPORT: more transport keys, "key: value" lines (for
+	# experiments: $'ev_min_active: 128\nev_backup: 0' turns retirement
+	# off, the D44 floor with no backup to promote)
+	[ -z "${FABRIC_TRANSPORT:-}" ] || printf '%s\n' "$FABRIC_TRANSPORT" | sed 's/^ */  /'
 	# NSCC for this fabric: tbf delays only what queues (an unqueued
 	# packet crosses at veth speed), so the unloaded RTT is ~10 us and the
 	# BDP NSCC derives from it (link speed x base RTT) is below one packet;
@@ -242,7 +302,8 @@ gateways_ok() { # gateways_ok a|b: every port's gateway resolved, every port up 
 	mrcctl -s "$DIR/$1.sock" --json ports 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-sys.exit(0 if d and all(p["gateway_state"] == "REACHABLE" and p["engine"] == "up" for p in d) else 1)'
+k = "gateway6_state" if sys.argv[1] == "1" else "gateway_state"
+sys.exit(0 if d and all(p[k] == "REACHABLE" and p["engine"] == "up" for p in d) else 1)' "$IPV6"
 }
 
 cmd_up() {
@@ -263,6 +324,7 @@ cmd_up() {
 PLANES=$PLANES
 SPP=$SPP
 PORT_KIND=$PORT_KIND
+IPV6=$IPV6
 MRCD_ON=$MRCD_ON
 BUILD=$BUILD
 SPINE_MBIT=$SPINE_MBIT
@@ -285,6 +347,7 @@ EOF
 			veth "$h" "$lo$p" "$l" "$lo"
 			nx "$h" sysctl -qw "net.ipv6.conf.$lo$p.disable_ipv6=1"
 			ip -n "$(ns "$l")" addr add "10.$p.$s.254/24" dev "$lo"
+			[ "$IPV6" = 0 ] || ip -n "$(ns "$l")" addr add "fd00:$p:$s::fe/64" dev "$lo" nodad
 			shape "$l" "$lo" "$ACCESS_MBIT"
 			# the kernel's port: four addresses (MPTCP subflows)
 			veth "$h" "${lo}k$p" "$l" "${lo}k"
@@ -312,6 +375,14 @@ EOF
 			for s in 2 12; do
 				ip -n "$(ns "S$k")" route add "10.$p.$s.0/24" via "172.17.$k.1"
 			done
+			if [ "$IPV6" = 1 ]; then
+				ip -n "$(ns "$leafa")" addr add "fd0a:$k::1/64" dev "s$k" nodad
+				ip -n "$(ns "S$k")" addr add "fd0a:$k::2/64" dev la nodad
+				ip -n "$(ns "$leafb")" addr add "fd0b:$k::1/64" dev "s$k" nodad
+				ip -n "$(ns "S$k")" addr add "fd0b:$k::2/64" dev lb nodad
+				ip -n "$(ns "S$k")" -6 route add "fd00:$p:1::/64" via "fd0a:$k::1"
+				ip -n "$(ns "S$k")" -6 route add "fd00:$p:2::/64" via "fd0b:$k::1"
+			fi
 		done
 		local hops_a=() hops_b=()
 		for k in $(spines_of "$p"); do
@@ -320,6 +391,15 @@ EOF
 		done
 		for s in 2 12; do ip -n "$(ns "$leafa")" route add "10.$p.$s.0/24" "${hops_a[@]}"; done
 		for s in 1 11; do ip -n "$(ns "$leafb")" route add "10.$p.$s.0/24" "${hops_b[@]}"; done
+		if [ "$IPV6" = 1 ]; then
+			hops_a=() hops_b=()
+			for k in $(spines_of "$p"); do
+				hops_a+=(nexthop via "fd0a:$k::2" dev "s$k")
+				hops_b+=(nexthop via "fd0b:$k::2" dev "s$k")
+			done
+			ip -n "$(ns "$leafa")" -6 route add "fd00:$p:2::/64" "${hops_a[@]}"
+			ip -n "$(ns "$leafb")" -6 route add "fd00:$p:1::/64" "${hops_b[@]}"
+		fi
 	done
 	# MPTCP: four subflows per connection. One plane: three more from A's
 	# extra addresses. Two planes: one more on plane 1, and B announces two
@@ -482,12 +562,13 @@ cmd_heal() {
 
 # ---- status, env, hash --------------------------------------------------------------
 
-counters_json() { # counters_json NODE: {"mrc": packets, "tcp": packets} forwarded by NODE
-	nx "$1" nft -j list table inet "$NFT_COUNT" 2>/dev/null | python3 -c '
+counters_json() { # counters_json NODE: {"mrc", "tcp": packets forwarded, "drops": dropped by its qdiscs}
+	# (the forward chain only: the table's EV sets, `seen`, outgrow an argument)
+	python3 -c '
 import json, sys
-out = {"mrc": None, "tcp": None}
+out = {"mrc": None, "tcp": None, "drops": None}
 try:
-    for o in json.load(sys.stdin)["nftables"]:
+    for o in json.loads(sys.argv[1])["nftables"]:
         r = o.get("rule")
         if not r:
             continue
@@ -496,7 +577,12 @@ try:
                 out[r["comment"]] = e["counter"]["packets"]
 except Exception:
     pass
-print(json.dumps(out))'
+try:
+    out["drops"] = sum(q["drops"] for q in json.loads(sys.argv[2]))
+except Exception:
+    pass
+print(json.dumps(out))' "$(nx "$1" nft -j list chain inet "$NFT_COUNT" forward 2>/dev/null)" \
+		"$(tc -n "$(ns "$1")" -s -j qdisc show 2>/dev/null)"
 }
 
 cmd_status() {
@@ -538,9 +624,10 @@ d = json.load(open(sys.argv[1]))
 print(f"fabric {d['name']}: {d['planes']} plane(s), {d['spines_per_plane']} spines each; "
       f"spine links {d['spine_mbit']} Mbit/s, access {d['access_mbit']} Mbit/s")
 print("failures: " + (", ".join(" ".join(f) for f in d["failures"]) or "none"))
-print(f"{'router':8} {'mrc pkts':>12} {'tcp pkts':>12}")
+print(f"{'router':8} {'mrc pkts':>12} {'tcp pkts':>12} {'qdisc drops':>12}")
+v = lambda x: "-" if x is None else x
 for n, c in d["routers"].items():
-    print(f"{n:8} {c['mrc'] if c['mrc'] is not None else '-':>12} {c['tcp'] if c['tcp'] is not None else '-':>12}")
+    print(f"{n:8} {v(c['mrc']):>12} {v(c['tcp']):>12} {v(c['drops']):>12}")
 for n, c in d["daemons"].items():
     print(f"mrcd {n}: pid {c['pid']}, socket {c['socket']}")
 PY
@@ -559,15 +646,24 @@ cmd_env() {
 	echo "NS_B=$(ns B)"
 	echo "SOCK_A=$DIR/a.sock"
 	echo "SOCK_B=$DIR/b.sock"
+	echo "FABRIC_IPV6=$IPV6"
 	for ((p = 1; p <= PLANES; p++)); do
-		echo "MRC_A$p=10.$p.1.1"
-		echo "MRC_B$p=10.$p.2.1"
+		if [ "$IPV6" = 1 ]; then
+			echo "MRC_A$p=fd00:$p:1::1"
+			echo "MRC_B$p=fd00:$p:2::1"
+		else
+			echo "MRC_A$p=10.$p.1.1"
+			echo "MRC_B$p=10.$p.2.1"
+		fi
 		echo "TCP_A$p=10.$p.11.1"
 		echo "TCP_B$p=10.$p.12.1"
 	done
+	# the devices `rx` reads, for scripts/lib/fabric_rx.sh
+	echo "FABRIC_RX=\"$(for ((p = 1; p <= PLANES; p++)); do printf '%s:b %s:bk ' "$(ns "$(leaf B "$p")")" "$(ns "$(leaf B "$p")")"; done)\""
 }
 
-cmd_rx() { # bytes host B has been sent by its leaves (every port, all protocols)
+cmd_rx() { # bytes host B has been sent by its leaves (every port, all protocols;
+	# scripts/lib/fabric_rx.sh reads the same devices, FABRIC_RX of `env`)
 	local p n=0 v d
 	load_state
 	for ((p = 1; p <= PLANES; p++)); do
@@ -579,21 +675,53 @@ cmd_rx() { # bytes host B has been sent by its leaves (every port, all protocols
 	echo "$n"
 }
 
-cmd_hash() { # cmd_hash [--plane P] SPORT... ("-": read them from stdin)
-	local p=1 sp ports=() out
+cmd_hash() { # cmd_hash [--plane P] EV... ("-": read them from stdin)
+	local p=1 ev evs=() out max=65535
 	load_state
 	if [ "${1:-}" = --plane ]; then p=$2; shift 2; fi
-	[ $# -ge 1 ] || die "hash [--plane P] SPORT... (or -)"
-	if [ "$1" = - ]; then mapfile -t ports; else ports=("$@"); fi
-	for sp in "${ports[@]}"; do
-		[[ $sp =~ ^[0-9]+$ ]] && [ "$sp" -le 65535 ] || die "hash: '$sp' is not a UDP port"
+	[ $# -ge 1 ] || die "hash [--plane P] EV... (or -)"
+	if [ "$1" = - ]; then mapfile -t evs; else evs=("$@"); fi
+	[ "$IPV6" = 0 ] || max=4294967295
+	for ev in "${evs[@]}"; do
+		[[ $ev =~ ^[0-9]{1,10}$ ]] && [ "$ev" -le "$max" ] ||
+			die "hash: '$ev' is not an EV (0..$max: $([ "$IPV6" = 1 ] && echo "32 bits on IPv6" || echo "a UDP source port on IPv4"))"
 	done
-	# one `ip -batch` for them all: the leaf's forwarding decision for A's
-	# MRC packet (A -> B, UDP to 4791) with each source port
-	out=$(for sp in "${ports[@]}"; do
-		echo "route get 10.$p.2.1 from 10.$p.1.1 iif a ipproto udp sport $sp dport $UDP_PORT"
-	done | ip -n "$(ns "$(leaf A "$p")")" -batch - | sed -n 's/.* dev s\([0-9]*\).*/S\1/p')
-	paste -d' ' <(printf '%s\n' "${ports[@]}") <(printf '%s\n' "$out")
+	[ "${#evs[@]}" -gt 0 ] || return 0
+	# one netlink query each, in the leaf: its forwarding decision for A's
+	# MRC packet (A -> B, UDP to 4791) with the EV's source port (and, on
+	# IPv6, its flow label: EV[15:0] in the port, EV[31:16] in the label,
+	# mrcd's default ev_layout lo16_sport, D4)
+	out=$(for ev in "${evs[@]}"; do
+		if [ "$IPV6" = 1 ]; then
+			echo "fd00:$p:2::1 fd00:$p:1::1 a 17 $((ev & 0xffff)) $UDP_PORT $((ev >> 16))"
+		else
+			echo "10.$p.2.1 10.$p.1.1 a 17 $ev $UDP_PORT"
+		fi
+	done | ip netns exec "$(ns "$(leaf A "$p")")" python3 "$TOP/scripts/lib/route_get.py" | sed 's/^s\([0-9]*\)$/S\1/') ||
+		die "hash: route lookups in $(leaf A "$p") failed"
+	paste -d' ' <(printf '%s\n' "${evs[@]}") <(printf '%s\n' "$out")
+}
+
+cmd_seen() { # cmd_seen [--plane P]: "EV S<k>" for each EV LA forwarded
+	local p=1 set=ev4
+	load_state
+	if [ "${1:-}" = --plane ]; then p=$2; shift 2; fi
+	[ "$IPV6" = 0 ] || set=ev6
+	nx "$(leaf A "$p")" nft -j list set inet "$NFT_COUNT" "$set" | python3 -c '
+import json, sys
+ev = {}
+for o in json.load(sys.stdin)["nftables"]:
+    for e in (o.get("set") or {}).get("elem", []):
+        v = e["elem"]["val"] if isinstance(e, dict) and "elem" in e else e
+        c = v["concat"]
+        # ev6: flow label . source port . device (D4 lo16_sport: the
+        # label holds EV[31:16]); ev4: source port . device
+        k = (c[0] << 16 | c[1]) if len(c) == 3 else c[0]
+        dev = c[-1]
+        if dev[:1] == "s" and dev[1:].isdigit():
+            ev.setdefault(k, set()).add("S" + dev[1:])
+for k in sorted(ev):
+    print(k, ",".join(sorted(ev[k])))' || die "seen: cannot read the EV sets of $(leaf A "$p")"
 }
 
 case $CMD in
@@ -605,5 +733,6 @@ heal) cmd_heal "$@" ;;
 env) cmd_env ;;
 hash) cmd_hash "$@" ;;
 rx) cmd_rx ;;
+seen) cmd_seen "$@" ;;
 *) die "unknown command $CMD" ;;
 esac

@@ -16,8 +16,13 @@ PKGS=(
 	tshark python3 valgrind iproute2 nftables procps
 	# the libfabric provider (lib/fabric), fi_pingpong, Open MPI over it
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
-	# scripts/bench/fabric_steps.sh: its PNG plots
-	gnuplot-nox
+	# PNG plots: scripts/bench/fabric_steps.sh (gnuplot), scripts/demo.sh
+	# (matplotlib, else gnuplot)
+	gnuplot-nox python3-matplotlib
+	# install: sd_notify for mrcd.service's Type=notify (the systemd meson
+	# option), the man pages' lint (mandoc -T lint) and the unit's check
+	# (systemd-analyze verify, in the systemd package)
+	libsystemd-dev mandoc systemd
 )
 
 SUDO=""

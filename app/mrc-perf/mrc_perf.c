@@ -135,6 +135,7 @@ static void usage(FILE *f)
 "  --json            one JSON summary object on stdout\n"
 "  --timeout SEC     overall deadline; exit 1 if not done\n"
 "  --loop            server: serve runs until killed\n"
+"  -V, --version     print the version\n"
 "exit: 0 ok, 1 failure, 2 usage, 4 verification errors\n", prog, prog);
 }
 
@@ -165,6 +166,7 @@ static const struct option long_opts[] = {
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"loop", no_argument, NULL, OPT_LOOP},
 	{"help", no_argument, NULL, OPT_HELP},
+	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
 };
 
@@ -187,7 +189,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->p.iters = 10000;
 
 #define BAD(...) do { err(__VA_ARGS__); return EXIT_USAGE; } while (0)
-	while ((c = getopt_long(argc, argv, "s:h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:hV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->socket = optarg; break;
 		case OPT_SERVER: o->server = true; break;
@@ -248,6 +250,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_LOOP: o->loop = true; break;
 		case 'h': case OPT_HELP: usage(stdout); exit(EXIT_OK);
+		case 'V': printf("%s %s\n", prog, MRCD_VERSION); exit(EXIT_OK);
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
@@ -495,6 +498,7 @@ struct run {
 	bool mr_ok;
 	struct qp_state *q;
 	struct conn conn;
+	char why[512];             /* the last failure, one line: setup's goes to the peer */
 	struct perf_stats st;
 	struct perf_hist *hist;
 	bool stopping;             /* --duration has passed */
@@ -510,19 +514,37 @@ static uint64_t boot_deadline(const struct run *r)
 	return r->deadline != 0 && time_before(r->deadline, d) ? r->deadline : d;
 }
 
+/* Record and print a failure: "what: why" in r->why (one line), so that a
+ * side that cannot set up can tell its peer (serve_one, run_client). */
+__attribute__((format(printf, 2, 3), cold))
+static int fail_run(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	va_end(ap);
+	for (char *c = r->why; *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	err("%s", r->why);
+	r->failed = true;
+	return -1;
+}
+
+/* A libmrc-client call failed: what, then the daemon's (or the library's)
+ * reason, which never repeats the command (docs/control.md). */
 __attribute__((format(printf, 3, 4), cold))
 static int fail_api(struct run *r, int rc, const char *fmt, ...)
 {
 	va_list ap;
+	char what[256];
 	const char *why = r->ctx != NULL ? mrc_last_error(r->ctx) : "";
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, ": %s\n", why[0] != '\0' ? why : mrc_strerror(rc));
-	r->failed = true;
-	return -1;
+	return fail_run(r, "%s: %s", what, why[0] != '\0' ? why : mrc_strerror(rc));
 }
 
 static size_t align64(size_t v)
@@ -585,11 +607,9 @@ static int setup(struct run *r)
 	attr.cq_depth = pow2_at_least(2 * (sq + rq), 8192);
 	rc = mrc_open(&attr, &r->ctx, reason, sizeof(reason));
 	if (rc < 0) {
-		err("open %s: %s", r->o->socket != NULL ? r->o->socket : "(default socket)",
-		    reason[0] != '\0' ? reason : mrc_strerror(rc));
 		r->ctx = NULL;
-		r->failed = true;
-		return -1;
+		return fail_run(r, "open %s: %s", r->o->socket != NULL ? r->o->socket : "(default socket)",
+				reason[0] != '\0' ? reason : mrc_strerror(rc));
 	}
 	r->mem = mrc_alloc(r->ctx, r->mem_len, 4096);
 	if (r->mem == NULL)
@@ -603,9 +623,7 @@ static int setup(struct run *r)
 
 	r->q = calloc(p->qps, sizeof(*r->q));
 	if (r->q == NULL) {
-		err("out of memory");
-		r->failed = true;
-		return -1;
+		return fail_run(r, "out of memory");
 	}
 	for (uint32_t i = 0; i < p->qps; i++) {
 		struct qp_state *q = &r->q[i];
@@ -624,9 +642,7 @@ static int setup(struct run *r)
 		if (p->verify && r->tx_on) {
 			q->tx_busy = calloc(r->ntx, sizeof(*q->tx_busy));
 			if (q->tx_busy == NULL) {
-				err("out of memory");
-				r->failed = true;
-				return -1;
+				return fail_run(r, "out of memory");
 			}
 		}
 		rc = mrc_qp_create(r->ctx, &qa, &q->qpn);
@@ -636,9 +652,7 @@ static int setup(struct run *r)
 	if (p->latency) {
 		r->hist = malloc(sizeof(*r->hist));
 		if (r->hist == NULL) {
-			err("out of memory");
-			r->failed = true;
-			return -1;
+			return fail_run(r, "out of memory");
 		}
 		perf_hist_init(r->hist);
 	}
@@ -792,6 +806,12 @@ static void on_wc(struct run *r, const struct mrc_wc *wc, uint64_t t)
 	uint32_t qi = (uint32_t)((wc->wr_id >> 40) & ((1u << 22) - 1));
 	struct qp_state *q;
 
+	if (wc->opcode == MRC_WC_QP_ERROR) { /* D70: the QP died; its WRs failed first */
+		if (r->st.cq_errors++ == 0)
+			err("QP %u entered ERROR: %s", wc->qpn, mrc_qp_cause_str((uint8_t)wc->cause));
+		r->failed = true;
+		return;
+	}
 	if (qi >= r->p.qps) {
 		err("completion with unknown wr_id 0x%" PRIx64 " (qpn %u)", wc->wr_id, wc->qpn);
 		r->st.cq_errors++;
@@ -1242,8 +1262,17 @@ static int run_client(const struct opts *o)
 	memset(&peer, 0, sizeof(peer));
 	r.deadline = o->timeout_ns != 0 ? now_ns() + o->timeout_ns : 0;
 	roles(&r);
-	if (setup(&r) < 0)
+	if (setup(&r) < 0) {
+		/* the server is waiting for us: tell it why, so that it ends
+		 * now instead of at its timeout */
+		fd = tcp_connect(o->host, o->port);
+		if (fd >= 0) {
+			conn_init(&r.conn, fd);
+			snprintf(line, sizeof(line), "error %s\n", r.why);
+			conn_send(&r.conn, line);
+		}
 		goto out;
+	}
 	fd = tcp_connect(o->host, o->port);
 	if (fd < 0) {
 		r.failed = true;
@@ -1326,6 +1355,10 @@ static int serve_one(const struct opts *o, int fd)
 		err("bootstrap: waiting for the client's parameters: %s", conn_strerror(rc));
 		return EXIT_FAIL;
 	}
+	if (perf_line_is(line, "error")) {
+		err("the client could not set up: %s", line + 6);
+		return EXIT_FAIL;
+	}
 	rc = perf_params_decode(line, &r.p);
 	if (rc < 0) {
 		if (rc == -EINVAL)
@@ -1382,7 +1415,8 @@ static int serve_one(const struct opts *o, int fd)
 			(double)r.st.ns / 1e9, r.st.cq_errors, r.st.verify_errors);
 	goto out;
 refuse:
-	snprintf(line, sizeof(line), "error server setup failed (see the server's log)\n");
+	snprintf(line, sizeof(line), "error server: %s\n",
+		 r.why[0] != '\0' ? r.why : "setup failed (see the server's log)");
 	conn_send(&r.conn, line);
 	goto out;
 io_err:

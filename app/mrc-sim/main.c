@@ -14,7 +14,8 @@
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: mrc-sim --scenario file.yaml [--seed N] [--transport mrc|rc|both] [--json out.json]\n"
-		   "               [--csv out.csv [--bucket-us N]] [--progress] [--event-queue calendar|heap]\n");
+		   "               [--csv out.csv [--bucket-us N]] [--progress] [--event-queue calendar|heap]\n"
+		   "       mrc-sim --version\n");
 }
 
 static double goodput_gbps(const struct sim_result *r)
@@ -382,6 +383,9 @@ int main(int argc, char **argv)
 			dst = &evq;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
+			printf("mrc-sim %s\n", MRCD_VERSION);
 			return 0;
 		}
 		if (dst == NULL || i + 1 >= argc) {

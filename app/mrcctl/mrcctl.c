@@ -38,7 +38,7 @@ void usage(FILE *f)
 		"       %s [-s SOCKET] selftest --peer SOCKET [--bytes N] [--msg-size N]\n"
 		"              [--window N] [--op write_imm|write|mixed] [--region N]\n"
 		"              [--worker N] [--peer-worker N] [--timeout SEC] [--json]\n"
-		"       %s help\n"
+		"       %s help | --version\n"
 		"The socket defaults to $MRCD_SOCKET, else " DEFAULT_SOCKET ".\n",
 		prog, prog, prog);
 }
@@ -46,12 +46,14 @@ void usage(FILE *f)
 static void help(void)
 {
 	usage(stdout);
-	printf("\ncommands (dashes and underscores are the same):\n");
+	printf("\ncommands (dashes and underscores are the same; [admin]: only on the admin\n"
+	       "socket, control.socket, not on control.client_socket):\n");
 	for (unsigned c = MRCD_CTL_INVALID + 1; c < MRCD_CTL_CMD_COUNT; c++)
-		printf("  %-16s %s\n", mrcd_ctl_cmd_name((enum mrcd_ctl_cmd)c),
+		printf("  %-16s %s%s\n", mrcd_ctl_cmd_name((enum mrcd_ctl_cmd)c),
+		       mrcd_ctl_cmd_rights((enum mrcd_ctl_cmd)c) == MRCD_CTL_RIGHTS_ADMIN ? "[admin] " : "",
 		       mrcd_ctl_cmd_help((enum mrcd_ctl_cmd)c));
 	printf("  %-16s %s\n", "selftest",
-	       "run selftest_* on this daemon (sender) and --peer (receiver), report");
+	       "[admin] run selftest_* on this daemon (sender) and --peer (receiver), report");
 	printf("\nvalues: true/false, integers (decimal or 0x hex), decimals, \"quoted\" "
 	       "strings, else strings\n"
 	       "exit: 0 ok, 1 the daemon answered an error, 2 usage, 3 connection/I/O/timeout, "
@@ -159,6 +161,7 @@ static int run_command(struct opts *o, const char *name, int argc, char **argv)
 	json_t *args = json_object(), *result = NULL, *error = NULL;
 	char reason[MRCD_CTL_REASON_MAX], *line;
 	struct conn c;
+	uint64_t deadline;
 	int rc, ret;
 
 	if (args == NULL)
@@ -197,6 +200,8 @@ static int run_command(struct opts *o, const char *name, int argc, char **argv)
 		fprintf(stderr, "try '%s help'\n", prog);
 		return rc == -ENOMEM ? EXIT_IO : EXIT_USAGE;
 	}
+	/* one deadline for connecting, sending and the reply */
+	deadline = deadline_after(o->timeout_s);
 	rc = conn_open(&c, o->sock, o->timeout_s);
 	if (rc < 0) {
 		err_cmd(name, "cannot connect to %s: %s", o->sock,
@@ -204,7 +209,7 @@ static int run_command(struct opts *o, const char *name, int argc, char **argv)
 		free(line);
 		return EXIT_IO;
 	}
-	rc = conn_call_line(&c, line, 1, deadline_after(o->timeout_s), &result, &error);
+	rc = conn_call_line(&c, line, 1, deadline, &result, &error);
 	free(line);
 	conn_close(&c);
 	if (rc < 0) {
@@ -250,6 +255,9 @@ int main(int argc, char **argv)
 			o.json = true;
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			help();
+			return 0;
+		} else if (strcmp(argv[i], "-V") == 0 || strcmp(argv[i], "--version") == 0) {
+			printf("mrcctl %s\n", MRCD_VERSION); /* this program's; the daemon's is 'mrcctl version' */
 			return 0;
 		} else if ((r = take_opt(argc, argv, &i, "--timeout", &val)) != 0) {
 			if (r < 0 || parse_seconds(val, &o.timeout_s) < 0)

@@ -13,16 +13,18 @@
 #include "mrcd_config.h"
 #include "mrcd_ctl.h"
 
-#define MRCD_CTL_MAX_CLIENTS 32
-
 struct mrcd_ctl_server;
 
 /** Create, bind and listen on cfg->control.socket (mode and group applied).
- *  A stale socket file (nobody listening) is replaced; a live one is an
- *  error (-EADDRINUSE: another mrcd). @return 0 or -errno with @err. */
+ *  A stale socket (nobody listening) is replaced; a live one is an error
+ *  (-EADDRINUSE: another mrcd), and so is anything there that is not a
+ *  socket (-EEXIST: never deleted). Raises the soft RLIMIT_NOFILE to fit
+ *  control.max_connections, or takes fewer connections (logged).
+ *  @return 0 or -errno with @err. */
 int mrcd_ctl_open(struct mrcd_dp *dp, const struct mrcd_config *cfg,
 		  struct mrcd_ctl_server **out, char *err, size_t errlen);
-/** Serve: wait up to @timeout_ms for requests and answer them. */
+/** Serve: wait up to @timeout_ms for requests and answer them; never
+ *  blocks on a peer. */
 void mrcd_ctl_serve(struct mrcd_ctl_server *s, int timeout_ms);
 /** Tell every connected client the daemon is going away, close, unlink. */
 void mrcd_ctl_close(struct mrcd_ctl_server *s);

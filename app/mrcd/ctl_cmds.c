@@ -141,6 +141,7 @@ static json_t *port_json(const struct mrcd_dp_port_status *p, unsigned i)
 	gw_json(o, "gateway6", &p->gw6);
 	set_u64(o, "routes", p->n_routes);
 	set_u64(o, "speed_mbps", p->speed_mbps);
+	set_u64(o, "link_speed_mbps", p->link_speed_mbps);
 #define X(n, d) set_u64(o, #n, p->c.n);
 	MRCD_DP_PORT_COUNTERS(X)
 #undef X
@@ -181,6 +182,7 @@ static json_t *qp_json(struct mrcp_engine *eng, uint32_t qpn, bool full)
 	set_u64(o, "next_msn", qi.next_msn);
 	set_u64(o, "rcv_msn", qi.rcv_msn);
 	set_u64(o, "retry_k", qi.retry_k);
+	json_object_set_new(o, "cause", json_string(mrcp_qp_err_name(qi.err.cause))); /* D70 */
 	json_t *cc = json_object();
 	set_u64(cc, "cwnd", qi.cc.cwnd);
 	set_u64(cc, "inflight", qi.cc.inflight);
@@ -441,14 +443,56 @@ static void cmd_evs(struct mrcd_ctl_call *x)
 	x->result = a;
 }
 
+/* "closed_qps" and "live_qps": @t's QPs, EVs that moved, every QP counter
+ * and, in "ev", every EV counter, summed. */
+static json_t *qp_sums_json(const struct mrcd_dp_qp_sums *t)
+{
+	json_t *o = json_object(), *ev = json_object();
+
+	set_u64(o, "qps", t->qps);
+	set_u64(o, "evs_moved", t->evs_moved);
+#define X(n, d) set_u64(o, #n, t->qp.n);
+	MRCP_QP_COUNTERS(X)
+#undef X
+#define X(n, d) set_u64(ev, #n, t->ev.n);
+	MRCP_EV_COUNTERS(X)
+#undef X
+	json_object_set_new(o, "ev", ev);
+	return o;
+}
+
+/* A port's "evs": how many of the live QPs' EVs on its plane are in each
+ * state ("state": GOOD, SKIP, ASSUMED_BAD, DENIED) and each pool ("pool":
+ * active, backup, out). Objects, not arrays: several workers' answers add
+ * up key by key. */
+static json_t *plane_evs_json(const struct mrcd_dp_live_qps *l, unsigned port)
+{
+	static const char *const pools[] = { "none", "active", "backup", "out" };
+	json_t *o = json_object(), *st = json_object(), *po = json_object();
+
+	for (unsigned s = MRCP_EV_INVALID + 1; s < MRCP_EV_NSTATES; s++)
+		set_u64(st, mrcp_ev_state_name((uint8_t)s), port < MRCP_MAX_PORTS ? l->ev_state[port][s] : 0);
+	for (unsigned k = MRCP_EV_POOL_ACTIVE; k < 4; k++)
+		set_u64(po, pools[k], port < MRCP_MAX_PORTS ? l->ev_pool[port][k] : 0);
+	json_object_set_new(o, "state", st);
+	json_object_set_new(o, "pool", po);
+	return o;
+}
+
 static void cmd_counters(struct mrcd_ctl_call *x)
 {
 	struct mrcd_dp_status *st = status_of(x);
+	struct mrcd_dp_live_qps *live = st ? malloc(sizeof(*live)) : NULL;
 	json_t *o, *eng, *ports, *w;
 	struct mrcd_dp_port_status p;
 
-	if (!st)
+	if (!live) {
+		if (st)
+			fail(x, -ENOMEM, "out of memory");
+		free(st);
 		return;
+	}
+	mrcd_dp_live_qps(x->w, live);
 	o = json_object();
 	eng = json_object();
 	ports = json_object();
@@ -469,6 +513,7 @@ static void cmd_counters(struct mrcd_ctl_call *x)
 		MRCD_NEIGH_COUNTERS(X)
 #undef X
 		json_object_set_new(po, "neigh", nb);
+		json_object_set_new(po, "evs", plane_evs_json(live, k));
 		json_object_set_new(ports, p.name, po);
 	}
 	json_object_set_new(o, "ports", ports);
@@ -476,18 +521,9 @@ static void cmd_counters(struct mrcd_ctl_call *x)
 	MRCD_DP_WORKER_COUNTERS(X)
 #undef X
 	json_object_set_new(o, "worker", w);
-	json_t *cq = json_object(), *cev = json_object();
-
-	set_u64(cq, "qps", st->closed.qps);
-	set_u64(cq, "evs_moved", st->closed.evs_moved);
-#define X(n, d) set_u64(cq, #n, st->closed.qp.n);
-	MRCP_QP_COUNTERS(X)
-#undef X
-#define X(n, d) set_u64(cev, #n, st->closed.ev.n);
-	MRCP_EV_COUNTERS(X)
-#undef X
-	json_object_set_new(cq, "ev", cev);
-	json_object_set_new(o, "closed_qps", cq);
+	json_object_set_new(o, "live_qps", qp_sums_json(&live->sum));
+	json_object_set_new(o, "closed_qps", qp_sums_json(&st->closed));
+	free(live);
 	free(st);
 	x->result = o;
 }
@@ -570,9 +606,11 @@ static void cmd_ev_deny(struct mrcd_ctl_call *x)
 	int rc = mrcp_qp_ev_deny(mrcd_dp_engine(x->w), r->ev_deny.qpn, r->ev_deny.ev, r->ev_deny.deny, x->now);
 
 	if (rc == -ENOENT)
-		fail(x, rc, "no QP %" PRIu32 " or it has no EV %" PRIu32, r->ev_deny.qpn, r->ev_deny.ev);
+		fail(x, rc, "args.qpn: no QP %" PRIu32, r->ev_deny.qpn);
+	else if (rc == -EINVAL)
+		fail(x, rc, "args.ev: QP %" PRIu32 " has no EV %" PRIu32, r->ev_deny.qpn, r->ev_deny.ev);
 	else if (rc < 0)
-		fail(x, rc, "ev_deny: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 	else
 		x->result = json_object();
 }
@@ -640,7 +678,7 @@ static void cmd_ev_probe(struct mrcd_ctl_call *x)
 	else if (rc == -EBUSY)
 		fail(x, rc, "probe rate limit: try again");
 	else if (rc < 0)
-		fail(x, rc, "ev_probe: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 	else if ((st = status_of(x)) != NULL) {
 		x->result = json_object();
 		set_u64(x->result, "probes_recorded", st->n_probes);
@@ -682,7 +720,7 @@ static void cmd_selftest_listen(struct mrcd_ctl_call *x)
 	int rc = mrcd_st_listen(x->w, x->req->st_listen.region_bytes, x->now, &id, info);
 
 	if (rc < 0) {
-		fail(x, rc, "selftest_listen: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 		return;
 	}
 	x->result = json_object();
@@ -704,7 +742,7 @@ static void cmd_selftest_start(struct mrcd_ctl_call *x)
 		return;
 	}
 	if (rc < 0) {
-		fail(x, rc, "selftest_start: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 		return;
 	}
 	x->result = json_object();
@@ -717,7 +755,7 @@ static void cmd_selftest_accept(struct mrcd_ctl_call *x)
 	int rc = mrcd_st_accept(x->w, x->req->st_accept.id, x->req->st_accept.peer_info, x->now);
 
 	if (rc < 0)
-		fail(x, rc, "selftest_accept: %s", rc == -ENOENT ? "no such selftest" :
+		fail(x, rc, "%s", rc == -ENOENT ? "no such selftest" :
 		     rc == -EPERM ? "not a listening receiver" : strerror(-rc));
 	else
 		x->result = json_object();
@@ -728,7 +766,7 @@ static void cmd_selftest_run(struct mrcd_ctl_call *x)
 	int rc = mrcd_st_run(x->w, x->req->st.id, x->now);
 
 	if (rc < 0)
-		fail(x, rc, "selftest_run: %s", rc == -ENOENT ? "no such selftest" :
+		fail(x, rc, "%s", rc == -ENOENT ? "no such selftest" :
 		     rc == -EPERM ? "not a connected sender" : strerror(-rc));
 	else
 		x->result = json_object();
@@ -755,13 +793,19 @@ static void cmd_selftest_stop(struct mrcd_ctl_call *x)
 		x->result = json_object();
 }
 
+/* The control socket's own state (ctl_server.c answers it); not a worker's. */
+static void cmd_control(struct mrcd_ctl_call *x)
+{
+	fail(x, -EPERM, "control: only on the control socket");
+}
+
 /* ---- client sessions ------------------------------------------------------------------ */
 
 /* The control socket answers attach itself (ctl_server.c: the reply carries
  * file descriptors); any other way in is refused. */
 static void cmd_attach(struct mrcd_ctl_call *x)
 {
-	fail(x, -EPERM, "attach: only on the control socket");
+	fail(x, -EPERM, "only on the control socket");
 }
 
 static void cmd_reg_mr(struct mrcd_ctl_call *x)
@@ -778,7 +822,7 @@ static void cmd_reg_mr(struct mrcd_ctl_call *x)
 		fail(x, rc, "region table full (%u per client, or the daemon's limits.max_mrs)",
 		     MRCD_CLIENT_MAX_MRS);
 	else if (rc < 0)
-		fail(x, rc, "reg_mr: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 	else {
 		x->result = json_object();
 		set_u64(x->result, "lkey", lkey);
@@ -797,7 +841,7 @@ static void cmd_dereg_mr(struct mrcd_ctl_call *x)
 	else if (rc == -EBUSY)
 		fail(x, rc, "args.lkey: work requests still use the region");
 	else if (rc < 0)
-		fail(x, rc, "dereg_mr: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 	else
 		x->result = json_object();
 }
@@ -828,11 +872,18 @@ static void cmd_qp_create(struct mrcd_ctl_call *x)
 				       r->qp_create.user_ctx, &qpn);
 
 	if (rc == -ENOSPC) {
-		fail(x, rc, "QP limit reached (limits.per_client.max_qps or max_qps)");
+		struct mrcd_client_info ci;
+
+		mrcd_client_info(x->sess, &ci);
+		if (ci.n_qps >= ci.max_qps)
+			fail(x, rc, "QP limit reached: this client holds %" PRIu32 " QPs, "
+			     "limits.per_client.max_qps", ci.n_qps);
+		else
+			fail(x, rc, "QP limit reached: the daemon's QP table is full (limits.max_qps)");
 		return;
 	}
 	if (rc < 0) {
-		fail(x, rc, "qp_create: %s", strerror(-rc));
+		fail(x, rc, "%s", strerror(-rc));
 		return;
 	}
 	x->result = json_object();
@@ -878,10 +929,42 @@ static void cmd_qp_destroy(struct mrcd_ctl_call *x)
 		x->result = json_object();
 }
 
+static const char *wc_status_name(uint8_t s)
+{
+	switch (s) {
+#define X(n, d) case MRCP_WC_##n: return #n;
+	MRCP_WC_STATUSES(X)
+#undef X
+	default: return "GENERAL_ERR";
+	}
+}
+
+/* D70: the state of one of the caller's own QPs and, in ERROR, why. A QPN
+ * of another client's answers as one that does not exist. */
+static void cmd_qp_query(struct mrcd_ctl_call *x)
+{
+	uint32_t qpn = x->req->qp.qpn;
+	struct mrcp_qp_info qi;
+
+	if (!mrcd_client_owns_qp(x->sess, qpn) || mrcp_qp_info(mrcd_dp_engine(x->w), qpn, &qi) < 0) {
+		fail(x, -ENOENT, "args.qpn: no QP %" PRIu32 " in this client", qpn);
+		return;
+	}
+	x->result = json_object();
+	set_u64(x->result, "qpn", qpn);
+	json_object_set_new(x->result, "state", json_string(qp_state_name(qi.state)));
+	json_object_set_new(x->result, "cause", json_string(mrcp_qp_err_name(qi.err.cause)));
+	json_object_set_new(x->result, "status", json_string(wc_status_name(qi.err.status)));
+	json_object_set_new(x->result, "reason", json_string(mrcp_qp_err_str(qi.err.cause)));
+	set_u64(x->result, "msn", qi.err.msn);
+	set_u64(x->result, "imm", qi.err.imm);
+	set_u64(x->result, "byte_len", qi.err.byte_len);
+}
+
 /* ---- the handler table: one per row of MRCD_CTL_CMDS ---------------------------------- */
 
 static void (*const handlers[MRCD_CTL_CMD_COUNT])(struct mrcd_ctl_call *) = {
-#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = cmd_##n,
+#define X(e, n, a, r, c, p, h) [MRCD_CTL_##e] = cmd_##n,
 	MRCD_CTL_CMDS(X)
 #undef X
 };

@@ -227,8 +227,7 @@ json_t *mrcd_ctl_execute(struct mrcd_dp *dp, const struct mrcd_ctl_req *req, str
 
 	if (mrcd_ctl_cmd_needs_session(req->cmd) && !sess) {
 		*err = -EPERM;
-		snprintf(reason, reason_len, "%s: needs a client session (attach first)",
-			 mrcd_ctl_cmd_name(req->cmd));
+		snprintf(reason, reason_len, "needs a client session (attach first)");
 		return NULL;
 	}
 	dispatch(dp, &x);

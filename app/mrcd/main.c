@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,12 +30,16 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_pdump.h>
+#ifdef MRCD_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include "config_dp.h"
 #include "ctl.h"
 #include "dp.h"
 #include "dp_log.h"
 #include "mrcd_config.h"
+#include "port_files.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -65,12 +70,59 @@ static bool has_core_arg(int argc, char **argv)
 	return false;
 }
 
+/* Tell systemd (Type=notify, $NOTIFY_SOCKET) about a state change; nothing
+ * without libsystemd or outside a unit. */
+__attribute__((format(printf, 1, 2)))
+static void notify_systemd(const char *fmt, ...)
+{
+#ifdef MRCD_HAVE_SYSTEMD
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sd_notify(0, msg);
+#else
+	(void)fmt;
+#endif
+}
+
 static bool has_arg(int argc, char **argv, const char *a)
 {
 	for (int i = 0; i < argc; i++)
 		if (strcmp(argv[i], a) == 0)
 			return true;
 	return false;
+}
+
+/* The configuration against this machine (mrcd_config_check_host), with
+ * the EAL arguments mrcd will pass: eal.args, then the command line's. */
+static int check_host(const char *name, const struct mrcd_config *cfg, int argc, char **argv,
+		      char *err, size_t errlen)
+{
+	struct mrcd_host h;
+	char **eal = calloc(cfg->eal.n_args + (unsigned)argc + 1, sizeof(char *));
+	unsigned n = 0;
+	int rc;
+
+	if (!eal) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < cfg->eal.n_args; i++)
+		eal[n++] = cfg->eal.args[i];
+	for (int i = 0; i < argc; i++)
+		eal[n++] = argv[i];
+	rc = mrcd_host_read(&h);
+	if (rc == 0) {
+		h.max_lcores = RTE_MAX_LCORE;
+		rc = mrcd_config_check_host(name, cfg, eal, n, &h, err, errlen);
+	} else {
+		snprintf(err, errlen, "sched_getaffinity: %s", strerror(-rc));
+	}
+	free(eal);
+	return rc;
 }
 
 /* Remove the files DPDK left in its runtime directory (config, fbarrays,
@@ -165,6 +217,13 @@ int main(int argc, char **argv)
 		mrcd_config_free(&cfg);
 		return 2;
 	}
+	rc = check_host(cfg_path ? cfg_path : "<embedded default>", &cfg, argc - optind, argv + optind,
+			err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "mrcd: %s\n", err);
+		mrcd_config_free(&cfg);
+		return rc == -EINVAL ? 2 : 1;
+	}
 	if (check) {
 		printf("mrcd: %s: configuration valid (%u ports)\n", cfg_path ? cfg_path : "<embedded default>", cfg.n_ports);
 		mrcd_config_free(&cfg);
@@ -172,6 +231,13 @@ int main(int argc, char **argv)
 	}
 	if (!seeded)
 		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	/* a memif socket's directory, a stale socket file: before any probe */
+	for (unsigned i = 0; i < cfg.n_ports; i++)
+		if (mrcd_port_files_prepare(cfg.ports[i].devargs, err, sizeof(err)) < 0) {
+			fprintf(stderr, "mrcd: ports[%u] %s: %s\n", i, cfg.ports[i].name, err);
+			mrcd_config_free(&cfg);
+			return 1;
+		}
 
 	/* EAL argv: program name, config eal.args, command-line EAL args, and
 	 * a core list (main lcore 0 + the worker) unless one was given. */
@@ -206,7 +272,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memcpy(eargv_copy, eargv, (size_t)n * sizeof(char *)); /* rte_eal_init permutes argv */
-	bool in_memory = has_arg(n, eargv, "--in-memory") || has_arg(n, eargv, "--no-huge");
+	/* dpdk-dumpcap attaches as a secondary process: it needs the hugepage
+	 * files of this --file-prefix, which these options do not leave */
+	const char *no_shared = has_arg(n, eargv, "--no-huge") ? "--no-huge" :
+		has_arg(n, eargv, "--in-memory") ? "--in-memory" :
+		has_arg(n, eargv, "--huge-unlink") || has_arg(n, eargv, "--huge-unlink=always") ?
+		"--huge-unlink" : NULL;
 
 	rc = rte_eal_init(n, eargv_copy);
 	if (rc < 0) {
@@ -246,8 +317,11 @@ int main(int argc, char **argv)
 	}
 	if (cfg.telemetry.enabled && mrcd_telemetry_init(dp) < 0)
 		MRCD_LOG(WARNING, main, "telemetry commands not registered\n");
-	/* dpdk-dumpcap attaches as a secondary process: only without --in-memory / --no-huge */
-	if (!in_memory) {
+	if (no_shared != NULL) {
+		MRCD_LOG(NOTICE, main, "pdump not available: %s leaves no memory a secondary process "
+			 "can map (dpdk-dumpcap needs a hugetlbfs mount and a --file-prefix, "
+			 "docs/operations.md \"Memory modes\")\n", no_shared);
+	} else {
 		pdump = rte_pdump_init() == 0;
 		if (!pdump)
 			MRCD_LOG(WARNING, main, "pdump not available: %s\n", rte_strerror(rte_errno));
@@ -262,10 +336,12 @@ int main(int argc, char **argv)
 		 MRCD_VERSION, cfg.n_ports, cfg.control.socket, seed);
 	printf("mrcd: ready (pid %d, control %s)\n", (int)getpid(), cfg.control.socket);
 	fflush(stdout);
+	notify_systemd("READY=1\nSTATUS=serving %s", cfg.control.socket);
 
 	while (!stop_signal)
 		mrcd_ctl_serve(ctl, 100);
 	MRCD_LOG(NOTICE, main, "signal %d: shutting down\n", (int)stop_signal);
+	notify_systemd("STOPPING=1");
 
 out:
 	mrcd_ctl_close(ctl);

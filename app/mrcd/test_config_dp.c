@@ -2,15 +2,24 @@
  * datapath's struct mrcd_dp_config field by field (ports, lcores, family,
  * engine and frame settings, neighbours, SRv6 rows, fault rules in ns and
  * the fault stage's directions, per-client limits), and every shipped
- * config/ file maps. Needs libyaml and lib/core only (no DPDK). */
+ * config/ file maps, its memif sockets files (not abstract); port_files.c:
+ * memif devargs read as DPDK reads them, a socket's directory made, a
+ * stale socket replaced and anything else at its path refused. Needs
+ * libyaml and lib/core only (no DPDK). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "config_dp.h"
 #include "mrcp_test.h"
+#include "port_files.h"
 
 static const char two_ports[] =
 	"ports:\n"
@@ -207,6 +216,17 @@ TEST(config_dp, examples__every_file_maps)
 		ASSERT_EQ(c.lcores.n_ids, d.n_workers);
 		ASSERT_EQ(c.n_neighbours, d.n_neighbours);
 		ASSERT_EQ(7u, d.engine.seed);
+		/* shipped memif planes are file sockets a local user cannot
+		 * reach, never abstract ones (docs/configuration.md) */
+		for (unsigned i = 0; i < c.n_ports; i++) {
+			char sock[108];
+			bool server;
+
+			if (strncmp(c.ports[i].devargs, "net_memif", 9) == 0 &&
+			    mrcd_memif_socket_file(c.ports[i].devargs, sock, sizeof(sock), &server) != 1)
+				mrcp_test_fail(__FILE__, __LINE__, "%s: ports[%u]: an abstract memif socket: %s",
+					       path, i, c.ports[i].devargs);
+		}
 		mrcd_config_dp_free(&d);
 		mrcd_config_free(&c);
 		n++;
@@ -216,3 +236,88 @@ TEST(config_dp, examples__every_file_maps)
 }
 
 
+
+/* ---- port_files.c ---------------------------------------------------------------- */
+
+TEST(port_files, memif_socket_file__devargs_as_dpdk_reads_them)
+{
+	char p[108];
+	bool server = false;
+
+	ASSERT_EQ(1, mrcd_memif_socket_file("net_memif0,role=server,socket=/x/a.sock,socket-abstract=no",
+					    p, sizeof(p), &server));
+	ASSERT_STREQ("/x/a.sock", p);
+	ASSERT_TRUE(server);
+	ASSERT_EQ(1, mrcd_memif_socket_file("net_memif1,socket-abstract=no,role=client,socket=/y/b.sock,id=0",
+					    p, sizeof(p), &server));
+	ASSERT_STREQ("/y/b.sock", p);
+	ASSERT_FALSE(server);
+	/* DPDK's defaults: role server, /run/memif.sock */
+	ASSERT_EQ(1, mrcd_memif_socket_file("net_memif2,socket-abstract=no", p, sizeof(p), &server));
+	ASSERT_STREQ("/run/memif.sock", p);
+	ASSERT_TRUE(server);
+	/* abstract (the default), other devices, look-alike keys */
+	ASSERT_EQ(0, mrcd_memif_socket_file("net_memif0,socket=/x/a.sock", p, sizeof(p), &server));
+	ASSERT_EQ(0, mrcd_memif_socket_file("net_memif0,socket=/x/a.sock,socket-abstract=yes", p, sizeof(p), &server));
+	ASSERT_EQ(0, mrcd_memif_socket_file("net_memif0,xsocket-abstract=no", p, sizeof(p), &server));
+	ASSERT_EQ(0, mrcd_memif_socket_file("net_null0,socket-abstract=no", p, sizeof(p), &server));
+	ASSERT_EQ(-EINVAL, mrcd_memif_socket_file("net_memif0,socket=/a/long/path,socket-abstract=no", p, 8, &server));
+}
+
+static int listen_seqpacket(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	return fd;
+}
+
+TEST(port_files, prepare__directory_stale_live_and_foreign_files)
+{
+	char top[] = "/tmp/mrcd-port-files.XXXXXX", sock[108], dev[256], err[256];
+	struct stat st;
+	int fd;
+
+	ASSERT_TRUE(mkdtemp(top) != NULL);
+	snprintf(sock, sizeof(sock), "%s/memif/p.sock", top);
+	snprintf(dev, sizeof(dev), "net_memif0,role=server,id=0,socket=%s,socket-abstract=no", sock);
+	/* the directory is made, for the daemon's user only */
+	ASSERT_EQ(0, mrcd_port_files_prepare(dev, err, sizeof(err)));
+	snprintf(err, sizeof(err), "%s/memif", top);
+	ASSERT_EQ(0, stat(err, &st));
+	ASSERT_TRUE(S_ISDIR(st.st_mode));
+	ASSERT_EQ(0u, st.st_mode & 077);
+	/* a socket nobody listens on (a killed daemon's) is removed */
+	fd = listen_seqpacket(sock);
+	close(fd);
+	ASSERT_EQ(0, mrcd_port_files_prepare(dev, err, sizeof(err)));
+	ASSERT_EQ(-1, lstat(sock, &st));
+	/* a live one is another process's */
+	fd = listen_seqpacket(sock);
+	ASSERT_EQ(0, listen(fd, 4));
+	ASSERT_EQ(-EADDRINUSE, mrcd_port_files_prepare(dev, err, sizeof(err)));
+	ASSERT_TRUE(strstr(err, "another process is listening") != NULL);
+	close(fd);
+	unlink(sock);
+	/* anything else is left alone */
+	fd = open(sock, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	ASSERT_TRUE(fd >= 0);
+	close(fd);
+	ASSERT_EQ(-EEXIST, mrcd_port_files_prepare(dev, err, sizeof(err)));
+	ASSERT_TRUE(strstr(err, "is not a socket") != NULL);
+	ASSERT_EQ(0, lstat(sock, &st));
+	/* a client never removes the server's socket */
+	snprintf(dev, sizeof(dev), "net_memif0,role=client,socket=%s,socket-abstract=no", sock);
+	ASSERT_EQ(0, mrcd_port_files_prepare(dev, err, sizeof(err)));
+	ASSERT_EQ(0, lstat(sock, &st));
+	unlink(sock);
+	/* abstract sockets and other devices: nothing to do */
+	ASSERT_EQ(0, mrcd_port_files_prepare("net_memif0,socket=/nonexistent/x/y.sock", err, sizeof(err)));
+	ASSERT_EQ(0, mrcd_port_files_prepare("net_null0", err, sizeof(err)));
+	snprintf(err, sizeof(err), "%s/memif", top);
+	ASSERT_EQ(0, rmdir(err));
+	ASSERT_EQ(0, rmdir(top));
+}

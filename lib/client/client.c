@@ -166,8 +166,35 @@ const char *mrc_wc_status_str(uint8_t status)
 	case MRC_WC_RETRY_EXC_ERR: return "retry count exceeded (no progress from the peer)";
 	case MRC_WC_FLUSH_ERR: return "flushed (QP in error or destroyed)";
 	case MRC_WC_GENERAL_ERR: return "general error (bad opcode, unknown QP, limit)";
+	case MRC_WC_REM_INV_REQ_ERR: return "remote invalid request (e.g. a WRITE_IMM with no receive posted)";
+	case MRC_WC_REM_OP_ERR: return "remote operational error";
 	default: return "unknown status";
 	}
+}
+
+/* The causes' names on the wire (qp_query "cause") and their lines, in
+ * enum mrc_qp_cause order (lib/core's MRCP_QP_ERRS). */
+static const char *const cause_name[] = {
+	"none", "retry_exceeded", "remote_invalid", "remote_access", "remote_op",
+	"no_recv", "wimm_overflow", "bad_request", "bad_access",
+};
+static const char *const cause_line[] = {
+	"no error",
+	"retry count exceeded: no progress from the peer",
+	"the peer refused a request as invalid (e.g. a WRITE_IMM it had no receive posted for)",
+	"the peer refused rkey, bounds or permission",
+	"the peer reported an operational error",
+	"a WRITE_IMM arrived with no receive posted",
+	"the peer had more WRITE_IMMs waiting than allowed",
+	"a packet from the peer broke a message rule",
+	"a Write from the peer failed the rkey, bounds or permission check",
+};
+_Static_assert(sizeof(cause_name) / sizeof(cause_name[0]) == MRC_QP_CAUSE_BAD_ACCESS + 1 &&
+	       sizeof(cause_line) == sizeof(cause_name), "one name and one line per cause");
+
+const char *mrc_qp_cause_str(uint8_t cause)
+{
+	return cause < sizeof(cause_line) / sizeof(cause_line[0]) ? cause_line[cause] : "unknown cause";
 }
 
 /* ---- open / close ------------------------------------------------------------------------ */
@@ -763,6 +790,71 @@ int mrc_qp_destroy(struct mrc_ctx *ctx, uint32_t qpn)
 		if (rc == 0 || rc == -ENOENT)
 			mrc__keytab_del(&ctx->qps, qpn);
 	}
+	pthread_mutex_unlock(&ctx->lock);
+	return rc;
+}
+
+/* @s (@len bytes) among @names (@n of them): its index, or -1. */
+static int name_index(const char *s, size_t len, const char *const *names, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0)
+			return (int)i;
+	return -1;
+}
+
+int mrc_qp_query(struct mrc_ctx *ctx, uint32_t qpn, struct mrc_qp_status *out)
+{
+	static const char *const states[] = {"RESET", "INIT", "RTR", "RTS", "ERROR"};
+	/* the daemon's status names, to MRC_WC_* (anything else: GENERAL_ERR) */
+	static const char *const status_name[] = {
+		"SUCCESS", "LOC_PROT_ERR", "REM_ACCESS_ERR", "RETRY_EXC_ERR", "FLUSH_ERR", "GENERAL_ERR",
+		"REM_INV_REQ_ERR", "REM_OP_ERR",
+	};
+	struct mrc__jdoc *d;
+	const char *state, *cause, *status, *reason;
+	size_t ls, lc, lt, lr;
+	uint64_t msn, imm, len;
+	char args[48];
+	int rc, res, si, ci, ti;
+
+	if (ctx == NULL || out == NULL)
+		return mrc__fail(ctx, -EINVAL, "mrc_qp_query: out is NULL");
+	pthread_mutex_lock(&ctx->lock);
+	rc = check_qpn(ctx, "qp_query", qpn);
+	if (rc < 0)
+		goto out;
+	snprintf(args, sizeof(args), "{\"qpn\":%u}", qpn);
+	rc = mrc__ctl_request(ctx, "qp_query", args, &res);
+	if (rc < 0)
+		goto out;
+	d = &ctx->doc;
+	if (mrc__json_get_str(d, res, "state", &state, &ls) < 0 || mrc__json_get_str(d, res, "cause", &cause, &lc) < 0 ||
+	    mrc__json_get_str(d, res, "status", &status, &lt) < 0 ||
+	    mrc__json_get_str(d, res, "reason", &reason, &lr) < 0 || get_req(d, res, "msn", UINT16_MAX, &msn) < 0 ||
+	    get_req(d, res, "imm", UINT32_MAX, &imm) < 0 || get_req(d, res, "byte_len", UINT32_MAX, &len) < 0) {
+		rc = mrc__fail(ctx, -EIO, "qp_query: reply lacks state, cause, status, reason, msn, imm or byte_len");
+		goto out;
+	}
+	si = name_index(state, ls, states, 5);
+	ci = name_index(cause, lc, cause_name, sizeof(cause_name) / sizeof(cause_name[0]));
+	ti = name_index(status, lt, status_name, sizeof(status_name) / sizeof(status_name[0]));
+	/* a daemon with other causes speaks another shared-memory ABI, which
+	 * attach refused: a name outside these lists is a malformed reply */
+	if (si < 0 || ci < 0 || ti < 0) {
+		rc = mrc__fail(ctx, -EIO, "qp_query: reply %s is not one this library knows",
+			       si < 0 ? "state" : ci < 0 ? "cause" : "status");
+		goto out;
+	}
+	memset(out, 0, sizeof(*out));
+	out->state = (uint8_t)(MRC_QPS_RESET + si);
+	out->err_cause = (uint8_t)ci;
+	out->err_status = (uint8_t)ti;
+	out->err_msn = (uint16_t)msn;
+	out->err_imm = (uint32_t)imm;
+	out->err_byte_len = (uint32_t)len;
+	snprintf(out->err_reason, sizeof(out->err_reason), "%.*s", (int)(lr < sizeof(out->err_reason) ? lr : sizeof(out->err_reason) - 1), reason);
+out:
 	pthread_mutex_unlock(&ctx->lock);
 	return rc;
 }

@@ -188,6 +188,8 @@ static long next_line(struct mrc_ctx *ctx, uint64_t deadline_ns)
 
 enum { LINE_OURS = 0, LINE_SKIP = 1 };
 
+static int daemon_error(struct mrc_ctx *ctx, struct mrc__jdoc *d, const char *cmd);
+
 /* Classify one parsed line. @return LINE_OURS with *@result, LINE_SKIP (an
  * event, or the late reply to a request that timed out), the daemon's
  * negative errno, or -EIO. */
@@ -196,7 +198,7 @@ static int handle_line(struct mrc_ctx *ctx, const char *cmd, const char *line, s
 {
 	struct mrc__jdoc *d = &ctx->doc;
 	const char *s;
-	uint64_t v, e;
+	uint64_t v;
 	int rc, i;
 
 	if (mrc__json_parse(d, line, len) < 0)
@@ -223,6 +225,16 @@ static int handle_line(struct mrc_ctx *ctx, const char *cmd, const char *line, s
 		return mrc__fail(ctx, -EIO, "%s: reply %s", cmd, d->err);
 
 	i = mrc__json_get(d, 0, "id");
+	if (i < 0) {
+		/* An error without an id answers no request of ours in
+		 * particular: the daemon refused the connection (EBUSY: too
+		 * many) before it could read one. It is the answer to this
+		 * request all the same; report it as the daemon gave it. */
+		int ok = mrc__json_get(d, 0, "ok");
+
+		if (ok >= 0 && d->nodes[ok].type == MRC__J_BOOL && !d->nodes[ok].b)
+			return daemon_error(ctx, d, cmd);
+	}
 	if (i < 0 || d->nodes[i].type != MRC__J_INT || d->nodes[i].neg || d->nodes[i].mag > INT64_MAX)
 		return mrc__fail(ctx, -EIO, "%s: reply id: missing or not a positive integer", cmd);
 	int64_t id = (int64_t)d->nodes[i].mag;
@@ -246,6 +258,16 @@ static int handle_line(struct mrc_ctx *ctx, const char *cmd, const char *line, s
 		*result = i;
 		return LINE_OURS;
 	}
+	return daemon_error(ctx, d, cmd);
+}
+
+/* The error object of a parsed "ok": false reply. @return the daemon's
+ * negative errno with its reason as the handle's, or -EIO. */
+static int daemon_error(struct mrc_ctx *ctx, struct mrc__jdoc *d, const char *cmd)
+{
+	const char *s;
+	uint64_t e;
+	int rc;
 	int eo = mrc__json_get(d, 0, "error");
 
 	if (eo < 0 || d->nodes[eo].type != MRC__J_OBJ)

@@ -18,7 +18,19 @@ _Static_assert((int)MRC_WR_WRITE == (int)MRC_SHM_OP_WRITE && (int)MRC_WR_WRITE_I
 	       "opcodes pass through unchanged");
 _Static_assert((int)MRC_WR_SIGNALED == (int)MRC_SHM_WR_SIGNALED, "flags pass through unchanged");
 _Static_assert((int)MRC_WC_RECV_WRITE_IMM == (int)MRC_SHM_WC_RECV_WRITE_IMM &&
-	       (int)MRC_WC_GENERAL_ERR == (int)MRC_SHM_WC_GENERAL_ERR, "completion codes pass through unchanged");
+	       (int)MRC_WC_QP_ERROR == (int)MRC_SHM_WC_QP_ERROR &&
+	       (int)MRC_WC_GENERAL_ERR == (int)MRC_SHM_WC_GENERAL_ERR &&
+	       (int)MRC_WC_REM_INV_REQ_ERR == (int)MRC_SHM_WC_REM_INV_REQ_ERR &&
+	       (int)MRC_WC_REM_OP_ERR == (int)MRC_SHM_WC_REM_OP_ERR, "completion codes pass through unchanged");
+_Static_assert((int)MRC_QP_CAUSE_NO_RECV == (int)MRC_SHM_QP_CAUSE_NO_RECV &&
+	       (int)MRC_QP_CAUSE_RETRY_EXCEEDED == (int)MRC_SHM_QP_CAUSE_RETRY_EXCEEDED &&
+	       (int)MRC_QP_CAUSE_REMOTE_INVALID == (int)MRC_SHM_QP_CAUSE_REMOTE_INVALID &&
+	       (int)MRC_QP_CAUSE_REMOTE_ACCESS == (int)MRC_SHM_QP_CAUSE_REMOTE_ACCESS &&
+	       (int)MRC_QP_CAUSE_REMOTE_OP == (int)MRC_SHM_QP_CAUSE_REMOTE_OP &&
+	       (int)MRC_QP_CAUSE_WIMM_OVERFLOW == (int)MRC_SHM_QP_CAUSE_WIMM_OVERFLOW &&
+	       (int)MRC_QP_CAUSE_BAD_REQUEST == (int)MRC_SHM_QP_CAUSE_BAD_REQUEST &&
+	       (int)MRC_QP_CAUSE_BAD_ACCESS == (int)MRC_SHM_QP_CAUSE_BAD_ACCESS, "causes pass through unchanged");
+_Static_assert(sizeof(struct mrc_wc) == 24, "the cause shares the immediate's place: mrc_wc keeps its size");
 
 /* Ring the daemon's doorbell if its worker sleeps on @rh's ring. A failed
  * write can only mean the counter is saturated: the worker is awake then. */
@@ -173,7 +185,7 @@ int mrc_poll_cq(struct mrc_ctx *ctx, struct mrc_wc *wc, unsigned max)
 				.wr_id = c->wr_id,
 				.qpn = c->qp,
 				.byte_len = c->byte_len,
-				.imm = c->imm,
+				.imm = c->opcode == MRC_SHM_WC_QP_ERROR ? c->cause : c->imm, /* or .cause */
 				.msn = (uint16_t)c->msn,
 				.opcode = c->opcode,
 				.status = c->status,

@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define MRC_CLIENT_ABI 1          /* shared-memory ABI (MRC_SHM_ABI_VERSION) spoken */
+#define MRC_CLIENT_ABI 2          /* shared-memory ABI (MRC_SHM_ABI_VERSION) spoken */
 #define MRC_CONN_INFO_BYTES 208   /* binary QP info; == MRCP_CONN_INFO_LEN (asserted in test/unit/test_qp.c) */
 #define MRC_CONN_INFO_TEXT 417    /* hex text form incl. NUL */
 #define MRC_MAX_SGE 8
@@ -106,6 +106,41 @@ int mrc_qp_connect_text(struct mrc_ctx *ctx, uint32_t qpn, const char *text);
 /** Destroy; its outstanding work completes with MRC_WC_FLUSH_ERR. Any thread. */
 int mrc_qp_destroy(struct mrc_ctx *ctx, uint32_t qpn);
 
+enum mrc_qp_state { MRC_QPS_RESET = 1, MRC_QPS_INIT, MRC_QPS_RTR, MRC_QPS_RTS, MRC_QPS_ERROR };
+
+/** Why a QP entered ERROR (docs/protocol.md D70). */
+enum mrc_qp_cause {
+	MRC_QP_CAUSE_NONE = 0,           /**< not in ERROR */
+	MRC_QP_CAUSE_RETRY_EXCEEDED = 1, /**< no progress from the peer within the retry budget */
+	MRC_QP_CAUSE_REMOTE_INVALID = 2, /**< the peer refused a request as invalid (e.g. a
+					  *   WRITE_IMM it had no receive posted for) */
+	MRC_QP_CAUSE_REMOTE_ACCESS = 3,  /**< the peer refused rkey, bounds or permission */
+	MRC_QP_CAUSE_REMOTE_OP = 4,      /**< the peer reported an operational error */
+	MRC_QP_CAUSE_NO_RECV = 5,        /**< a WRITE_IMM arrived with no receive posted */
+	MRC_QP_CAUSE_WIMM_OVERFLOW = 6,  /**< the peer had more WRITE_IMMs waiting than allowed */
+	MRC_QP_CAUSE_BAD_REQUEST = 7,    /**< a packet from the peer broke a message rule */
+	MRC_QP_CAUSE_BAD_ACCESS = 8,     /**< a Write from the peer failed the access check */
+};
+/** One line for a MRC_QP_CAUSE_* ("unknown cause" for others). Any thread. */
+const char *mrc_qp_cause_str(uint8_t cause);
+
+/** A QP's state and, once it is in ERROR, why (mrc_qp_query). */
+struct mrc_qp_status {
+	uint8_t state;            /**< enum mrc_qp_state */
+	uint8_t err_status;       /**< enum mrc_wc_status its work failed with; MRC_WC_SUCCESS before ERROR */
+	uint8_t err_cause;        /**< enum mrc_qp_cause; MRC_QP_CAUSE_NONE before ERROR */
+	uint16_t err_msn;         /**< NO_RECV, WIMM_OVERFLOW: the message's MSN (low 16 bits) */
+	uint32_t err_imm;         /**< NO_RECV: the message's immediate */
+	uint32_t err_byte_len;    /**< NO_RECV: the message's length */
+	char err_reason[128];     /**< the daemon's one line on the cause ("no error" before ERROR) */
+};
+
+/** A QP's state and last error, from the daemon (one control round trip).
+ *  Any thread. @return 0; -EINVAL (NULL, QPN out of range), -ENOENT (not a
+ *  QP of this context: the daemon answers only for the caller's own),
+ *  -EIO (a reply without the fields), control errors. */
+int mrc_qp_query(struct mrc_ctx *ctx, uint32_t qpn, struct mrc_qp_status *out);
+
 /* ---- the daemon's ports ------------------------------------------------------------ */
 
 /** One of the daemon's ports (a plane), as mrc_port_addrs() reports it. */
@@ -159,7 +194,12 @@ int mrc_post_recv(struct mrc_ctx *ctx, uint32_t qpn, const uint64_t *wr_id, unsi
 
 /* ---- completions ---------------------------------------------------------------- */
 
-enum mrc_wc_opcode { MRC_WC_WRITE = 0, MRC_WC_RECV_WRITE_IMM = 1 };
+enum mrc_wc_opcode {
+	MRC_WC_WRITE = 0,
+	MRC_WC_RECV_WRITE_IMM = 1,
+	MRC_WC_QP_ERROR = 2,        /**< no work request: the QP entered ERROR (an async event,
+				     *   after the completions its work was flushed with) */
+};
 enum mrc_wc_status {
 	MRC_WC_SUCCESS = 0,
 	MRC_WC_LOC_PROT_ERR = 1,    /**< bad lkey, or an SGE outside its region */
@@ -167,13 +207,19 @@ enum mrc_wc_status {
 	MRC_WC_RETRY_EXC_ERR = 3,   /**< no progress from the peer within the retry budget */
 	MRC_WC_FLUSH_ERR = 4,       /**< the QP went to ERROR or was destroyed */
 	MRC_WC_GENERAL_ERR = 5,     /**< bad opcode, unknown QP, limit exceeded */
+	MRC_WC_REM_INV_REQ_ERR = 6, /**< the responder refused the request as invalid
+				     *   (e.g. a WRITE_IMM with no receive posted) */
+	MRC_WC_REM_OP_ERR = 7,      /**< the responder reported an operational error */
 };
 
 struct mrc_wc {
-	uint64_t wr_id;
+	uint64_t wr_id;           /**< 0 for MRC_WC_QP_ERROR */
 	uint32_t qpn;
-	uint32_t byte_len;
-	uint32_t imm;
+	uint32_t byte_len;        /**< MRC_WC_QP_ERROR: the message concerned (cause NO_RECV) */
+	union {
+		uint32_t imm;     /**< MRC_WC_RECV_WRITE_IMM: the immediate */
+		uint32_t cause;   /**< MRC_WC_QP_ERROR: enum mrc_qp_cause */
+	};
 	uint16_t msn;
 	uint8_t opcode;           /**< enum mrc_wc_opcode */
 	uint8_t status;           /**< enum mrc_wc_status */

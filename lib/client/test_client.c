@@ -313,7 +313,7 @@ static void fake_handle(struct fake *f, const char *line, size_t len)
 		int k = find_u32(f->lkeys, f->nr_mrs, (uint32_t)arg_u64(f, args, "lkey"));
 
 		if (k < 0) {
-			fake_error(f, id, ENOENT, "ENOENT", "dereg_mr: no such lkey");
+			fake_error(f, id, ENOENT, "ENOENT", "args.lkey: not a region of this client");
 		} else {
 			f->lkeys[k] = 0;
 			fake_reply(f, "{\"v\":1,\"id\":%" PRId64 ",\"ok\":true,\"result\":{}}", id);
@@ -548,7 +548,7 @@ TEST(open, attaches_maps_and_closes)
 	unsigned fds0 = count_fds();
 	struct mrc_ctx *ctx = open_ctx(f);
 
-	ASSERT_LAST_REQ(f, "{\"v\":1,\"cmd\":\"attach\",\"id\":1,\"args\":{\"abi\":1,\"heap_bytes\":1048576,"
+	ASSERT_LAST_REQ(f, "{\"v\":1,\"cmd\":\"attach\",\"id\":1,\"args\":{\"abi\":2,\"heap_bytes\":1048576,"
 			   "\"sq_depth\":64,\"rq_depth\":64,\"cq_depth\":64}}");
 	ASSERT_STREQ("", mrc_last_error(ctx));
 	ASSERT_TRUE(mrc_cq_fd(ctx) >= 0);
@@ -572,7 +572,7 @@ TEST(open, sends_defaults_and_honours_MRCD_SOCKET)
 
 	ASSERT_EQ(0, setenv("MRCD_SOCKET", f->path, 1));
 	ASSERT_EQ(0, mrc_open(NULL, &ctx, NULL, 0));
-	ASSERT_LAST_REQ(f, "{\"v\":1,\"cmd\":\"attach\",\"id\":1,\"args\":{\"abi\":1,\"heap_bytes\":67108864,"
+	ASSERT_LAST_REQ(f, "{\"v\":1,\"cmd\":\"attach\",\"id\":1,\"args\":{\"abi\":2,\"heap_bytes\":67108864,"
 			   "\"sq_depth\":4096,\"rq_depth\":4096,\"cq_depth\":8192}}");
 	ASSERT_EQ(8192, ctx->cq.capacity);
 	mrc_close(ctx);
@@ -588,10 +588,10 @@ TEST(open, abi_mismatch__eproto_with_the_daemons_reason)
 	unsigned fds0 = count_fds();
 	char reason[160];
 
-	f->abi = 2;
+	f->abi = 3;
 	ASSERT_EQ(-EPROTO, mrc_open(&a, &ctx, reason, sizeof(reason)));
 	ASSERT_TRUE(ctx == NULL);
-	ASSERT_STREQ("attach: client ABI 1, this daemon speaks ABI 2: rebuild the client against this "
+	ASSERT_STREQ("attach: client ABI 2, this daemon speaks ABI 3: rebuild the client against this "
 		     "mrcd's libmrc-client", reason);
 	fake_wait_disconnect(f);
 	ASSERT_EQ(fds0, count_fds());
@@ -987,9 +987,9 @@ TEST(reg_mr, registers_inside_the_heap_only)
 
 	/* the daemon's refusal passes through */
 	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":false,\"error\":{\"errno\":28,\"code\":\"ENOSPC\","
-		     "\"reason\":\"reg_mr: 256 regions in use\"}}\n");
+		     "\"reason\":\"region table full (256 per client)\"}}\n");
 	ASSERT_EQ(-ENOSPC, mrc_reg_mr(ctx, buf, 64, 0, &mr2));
-	ASSERT_STREQ("reg_mr: 256 regions in use", mrc_last_error(ctx));
+	ASSERT_STREQ("region table full (256 per client)", mrc_last_error(ctx)); /* verbatim */
 
 	mr2 = mr;
 	mr2.lkey = 0x999;
@@ -1002,7 +1002,7 @@ TEST(reg_mr, registers_inside_the_heap_only)
 	/* EBUSY from the daemon keeps the region */
 	ASSERT_EQ(0, mrc_reg_mr(ctx, buf, 64, 0, &mr));
 	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":false,\"error\":{\"errno\":16,\"code\":\"EBUSY\","
-		     "\"reason\":\"dereg_mr: 3 work requests use lkey 4097\"}}\n");
+		     "\"reason\":\"args.lkey: work requests still use the region\"}}\n");
 	ASSERT_EQ(-EBUSY, mrc_dereg_mr(ctx, &mr));
 	ASSERT_EQ(0, mrc_dereg_mr(ctx, &mr));
 	mrc_close(ctx);
@@ -1115,6 +1115,75 @@ TEST(qp, bad_info_reply__eio)
 	fake_stop(f);
 }
 
+TEST(qp, query__state_and_last_error)
+{
+	struct fake *f = fake_start();
+	struct mrc_ctx *ctx = open_ctx(f);
+	uint32_t qpn = new_qp(ctx);
+	struct mrc_qp_status st;
+	unsigned n;
+
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":{\"qpn\":17,\"state\":\"RTS\","
+		     "\"cause\":\"none\",\"status\":\"SUCCESS\",\"reason\":\"no error\",\"msn\":0,\"imm\":0,"
+		     "\"byte_len\":0}}\n");
+	ASSERT_EQ(0, mrc_qp_query(ctx, qpn, &st));
+	ASSERT_LAST_REQ(f, "{\"v\":1,\"cmd\":\"qp_query\",\"id\":3,\"args\":{\"qpn\":17}}");
+	ASSERT_EQ(MRC_QPS_RTS, st.state);
+	ASSERT_EQ(MRC_QP_CAUSE_NONE, st.err_cause);
+	ASSERT_EQ(MRC_WC_SUCCESS, st.err_status);
+	ASSERT_STREQ("no error", st.err_reason);
+	/* D70: a receiver's QP that a WriteImm without a receive ended */
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":{\"qpn\":17,\"state\":\"ERROR\","
+		     "\"cause\":\"no_recv\",\"status\":\"REM_INV_REQ_ERR\",\"reason\":\"a WriteImm arrived with no "
+		     "receive posted\",\"msn\":65535,\"imm\":4294967295,\"byte_len\":100,\"extra\":1}}\n");
+	ASSERT_EQ(0, mrc_qp_query(ctx, qpn, &st));
+	ASSERT_EQ(MRC_QPS_ERROR, st.state);
+	ASSERT_EQ(MRC_QP_CAUSE_NO_RECV, st.err_cause);
+	ASSERT_EQ(MRC_WC_REM_INV_REQ_ERR, st.err_status);
+	ASSERT_EQ(0xffff, st.err_msn);
+	ASSERT_EQ(0xffffffffu, st.err_imm);
+	ASSERT_EQ(100, st.err_byte_len);
+	ASSERT_STREQ("a WriteImm arrived with no receive posted", st.err_reason);
+	/* a requester's: the peer's NAK */
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":{\"qpn\":17,\"state\":\"ERROR\","
+		     "\"cause\":\"retry_exceeded\",\"status\":\"RETRY_EXC_ERR\",\"reason\":\"x\",\"msn\":0,"
+		     "\"imm\":0,\"byte_len\":0}}\n");
+	ASSERT_EQ(0, mrc_qp_query(ctx, qpn, &st));
+	ASSERT_EQ(MRC_QP_CAUSE_RETRY_EXCEEDED, st.err_cause);
+	ASSERT_EQ(MRC_WC_RETRY_EXC_ERR, st.err_status);
+
+	/* not asked: bad arguments, and a QP of another context */
+	n = fake_nreq(f);
+	ASSERT_EQ(-EINVAL, mrc_qp_query(ctx, qpn, NULL));
+	ASSERT_EQ(-EINVAL, mrc_qp_query(NULL, qpn, &st));
+	ASSERT_EQ(-EINVAL, mrc_qp_query(ctx, 0, &st));
+	ASSERT_EQ(-ENOENT, mrc_qp_query(ctx, 99, &st));
+	ASSERT_EQ(n, fake_nreq(f));
+	/* the daemon's ENOENT (a QPN of another session) passes through */
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":false,\"error\":{\"errno\":2,\"code\":\"ENOENT\","
+		     "\"reason\":\"args.qpn: no QP 17 in this client\"}}\n");
+	ASSERT_EQ(-ENOENT, mrc_qp_query(ctx, qpn, &st));
+	ASSERT_STREQ("args.qpn: no QP 17 in this client", mrc_last_error(ctx));
+	/* malformed replies: a missing field, an unknown state, cause or status */
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":{\"qpn\":17,\"state\":\"RTS\"}}\n");
+	ASSERT_EQ(-EIO, mrc_qp_query(ctx, qpn, &st));
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":{\"state\":\"DEAD\",\"cause\":\"none\","
+		     "\"status\":\"SUCCESS\",\"reason\":\"\",\"msn\":0,\"imm\":0,\"byte_len\":0}}\n");
+	ASSERT_EQ(-EIO, mrc_qp_query(ctx, qpn, &st));
+	ASSERT_STREQ("qp_query: reply state is not one this library knows", mrc_last_error(ctx));
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":{\"state\":\"ERROR\",\"cause\":\"gremlins\","
+		     "\"status\":\"SUCCESS\",\"reason\":\"\",\"msn\":0,\"imm\":0,\"byte_len\":0}}\n");
+	ASSERT_EQ(-EIO, mrc_qp_query(ctx, qpn, &st));
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":{\"state\":\"ERROR\",\"cause\":\"no_recv\","
+		     "\"status\":\"OOPS\",\"reason\":\"\",\"msn\":0,\"imm\":0,\"byte_len\":0}}\n");
+	ASSERT_EQ(-EIO, mrc_qp_query(ctx, qpn, &st));
+	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":true,\"result\":{\"state\":\"ERROR\",\"cause\":\"no_recv\","
+		     "\"status\":\"FLUSH_ERR\",\"reason\":\"\",\"msn\":65536,\"imm\":0,\"byte_len\":0}}\n");
+	ASSERT_EQ(-EIO, mrc_qp_query(ctx, qpn, &st));
+	mrc_close(ctx);
+	fake_stop(f);
+}
+
 /* ---- the daemon's ports -------------------------------------------------------------------- */
 
 TEST(port_addrs, planes_addresses_and_state_from_the_ports_reply)
@@ -1204,6 +1273,32 @@ TEST(ctl, malformed_replies__eio_and_the_context_stays_usable)
 	fake_push(f, "{\"v\":1,\"id\":$ID,\"ok\":false,\"error\":{\"errno\":28}}\n");
 	ASSERT_EQ(-ENOSPC, mrc_qp_create(ctx, NULL, &qpn));
 	ASSERT_STREQ(strerror(ENOSPC), mrc_last_error(ctx));
+	ASSERT_EQ(17, new_qp(ctx));
+	mrc_close(ctx);
+	fake_stop(f);
+}
+
+/* A daemon with no connection to spare answers EBUSY before it reads a
+ * request, so without an id: the caller hears the daemon's error. */
+TEST(ctl, error_without_id__the_daemons_errno_and_reason)
+{
+	struct fake *f = fake_start();
+	struct mrc_open_attr a = {.socket = f->path, .heap_bytes = 1 << 20, .sq_depth = 64,
+				  .rq_depth = 64, .cq_depth = 64, .timeout_ms = 5000};
+	struct mrc_ctx *ctx = NULL;
+	char reason[160];
+	uint32_t qpn;
+
+	fake_push(f, "{\"v\":1,\"ok\":false,\"error\":{\"errno\":16,\"code\":\"EBUSY\","
+		     "\"reason\":\"too many control connections\"}}\n");
+	ASSERT_EQ(-EBUSY, mrc_open(&a, &ctx, reason, sizeof(reason)));
+	ASSERT_STREQ("too many control connections", reason);
+	ASSERT_TRUE(ctx == NULL);
+	fake_wait_disconnect(f);
+	ctx = open_ctx(f);
+	fake_push(f, "{\"v\":1,\"ok\":false,\"error\":{\"errno\":16,\"reason\":\"busy\"}}\n");
+	ASSERT_EQ(-EBUSY, mrc_qp_create(ctx, NULL, &qpn));
+	ASSERT_STREQ("busy", mrc_last_error(ctx));
 	ASSERT_EQ(17, new_qp(ctx));
 	mrc_close(ctx);
 	fake_stop(f);
@@ -1530,6 +1625,40 @@ TEST(poll_cq, converts_completions)
 	ASSERT_EQ(MRC_WC_REM_ACCESS_ERR, wc[0].status);
 	ASSERT_EQ(0, mrc_poll_cq(ctx, wc, 4));
 	ASSERT_EQ(0, mrc_poll_cq(ctx, wc, 0));
+	mrc_close(ctx);
+	fake_stop(f);
+}
+
+TEST(poll_cq, qp_error_entry_is_an_event_with_its_cause)
+{
+	struct fake *f = fake_start();
+	struct mrc_ctx *ctx = open_ctx(f);
+	struct mrc_wc wc[4];
+	/* D70: what the daemon writes when a receiver's QP died of a WriteImm
+	 * it had no receive for: no wr_id, the status, the cause and the
+	 * message's length and MSN */
+	struct mrc_shm_cqe c = {.qp = 17, .byte_len = 100, .imm = 0xabc, .msn = 3,
+				.opcode = MRC_SHM_WC_QP_ERROR, .status = MRC_SHM_WC_REM_INV_REQ_ERR,
+				.cause = MRC_SHM_QP_CAUSE_NO_RECV};
+
+	ASSERT_EQ(1, mrc_shm_ring_enqueue_burst(f->cq, &c, 1));
+	cq_push(f, 9, 18, 1, MRC_SHM_WC_WRITE, MRC_SHM_WC_REM_OP_ERR);
+	ASSERT_EQ(2, mrc_poll_cq(ctx, wc, 4));
+	ASSERT_EQ(MRC_WC_QP_ERROR, wc[0].opcode);
+	ASSERT_EQ(0, wc[0].wr_id);
+	ASSERT_EQ(17, wc[0].qpn);
+	ASSERT_EQ(MRC_WC_REM_INV_REQ_ERR, wc[0].status);
+	ASSERT_EQ(MRC_QP_CAUSE_NO_RECV, wc[0].cause);
+	ASSERT_EQ(100, wc[0].byte_len);
+	ASSERT_EQ(3, wc[0].msn);
+	ASSERT_STREQ("a WRITE_IMM arrived with no receive posted", mrc_qp_cause_str(wc[0].cause));
+	ASSERT_TRUE(strstr(mrc_wc_status_str(wc[0].status), "invalid request") != NULL);
+	/* an ordinary completion keeps its immediate where the cause was */
+	ASSERT_EQ(MRC_WC_WRITE, wc[1].opcode);
+	ASSERT_EQ(42, wc[1].imm);
+	ASSERT_EQ(MRC_WC_REM_OP_ERR, wc[1].status);
+	ASSERT_STREQ("remote operational error", mrc_wc_status_str(wc[1].status));
+	ASSERT_STREQ("unknown cause", mrc_qp_cause_str(MRC_QP_CAUSE_BAD_ACCESS + 1));
 	mrc_close(ctx);
 	fake_stop(f);
 }

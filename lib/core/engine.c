@@ -15,6 +15,7 @@ void mrcp_engine_config_defaults(struct mrcp_engine_config *c)
 	c->seed = 1;
 	c->max_qps = 256;
 	c->max_mrs = 1024;
+	c->max_pds = 1024;
 	c->max_peers = 64;
 	c->cq_size = 4096;
 	c->event_queue_size = 1024;
@@ -49,7 +50,8 @@ static int config_check(const struct mrcp_engine_config *c)
 		return -EINVAL;
 	if (c->mtu != 1024 && c->mtu != 2048 && c->mtu != 4096)
 		return -EINVAL; /* D3 */
-	if (c->max_qps == 0 || c->max_qps > (1u << 16) || c->max_mrs == 0 || c->max_mrs > (1u << 24))
+	if (c->max_qps == 0 || c->max_qps > (1u << 16) || c->max_mrs == 0 || c->max_mrs > (1u << 24) ||
+	    c->max_pds > 0xFFFF)
 		return -EINVAL;
 	if (c->shard >= MRCP_SHARDS)
 		return -EINVAL; /* D63 */
@@ -84,6 +86,11 @@ int mrcp_engine_create(const struct mrcp_engine_config *c, struct mrcp_engine **
 	if (e->cfg.cc[0] == '\0')
 		memcpy(e->cfg.cc, "nscc", 5);
 	mrcp_prng_seed(&e->prng, c->seed);
+	/* D68: keys come from their own stream, so registering memory draws
+	 * nothing from the PRNG every protocol choice replays from */
+	mrcp_prng_seed(&e->key_prng, c->key_seed ? c->key_seed : c->seed ^ 0x6b65792d73747265ull);
+	while ((1u << e->mr_slot_bits) < c->max_mrs)
+		e->mr_slot_bits++;
 	rc = mrcp_cc_register_builtin(&e->ccreg);
 	if (rc != 0)
 		goto fail;
@@ -150,6 +157,7 @@ void mrcp_engine_destroy(struct mrcp_engine *e)
 	free(e->peer_hash);
 	free(e->qps);
 	free(e->mrs);
+	free(e->pds);
 	free(e->peers);
 	free(e->cq);
 	free(e->evq);
@@ -157,33 +165,114 @@ void mrcp_engine_destroy(struct mrcp_engine *e)
 	free(e);
 }
 
+/* ---- protection domains (D67) ----------------------------------------------- */
+
+#define PD_SLOT_MASK 0xFFFFu
+#define PD_GEN_SHIFT 16
+
+int mrcp__pd_slot(const struct mrcp_engine *e, uint32_t pd)
+{
+	uint32_t s = pd & PD_SLOT_MASK;
+
+	if (pd == MRCP_PD_DEFAULT)
+		return 0;
+	if (s == 0 || s > e->cfg.max_pds || e->pds == NULL || !e->pds[s].used ||
+	    e->pds[s].gen != pd >> PD_GEN_SHIFT)
+		return -1;
+	return (int)s;
+}
+
+int mrcp_pd_alloc(struct mrcp_engine *e, uint32_t *pd)
+{
+	/* the table is made when first needed: an engine that only ever uses
+	 * the default PD (mrc-sim, the benchmarks) carries none */
+	if (e->pds == NULL && e->cfg.max_pds != 0) {
+		e->pds = calloc((size_t)e->cfg.max_pds + 1, sizeof(*e->pds));
+		if (e->pds == NULL)
+			return -ENOMEM;
+	}
+	for (uint32_t s = 1; s <= e->cfg.max_pds; s++) {
+		struct eng_pd *p = &e->pds[s];
+
+		if (p->used)
+			continue;
+		p->used = true;
+		p->gen++;
+		p->n_mrs = p->n_qps = 0;
+		*pd = (uint32_t)p->gen << PD_GEN_SHIFT | s;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+int mrcp_pd_free(struct mrcp_engine *e, uint32_t pd)
+{
+	int s = mrcp__pd_slot(e, pd);
+
+	if (s < 0)
+		return -ENOENT;
+	if (s == 0)
+		return -EINVAL;
+	if (e->pds[s].n_mrs != 0 || e->pds[s].n_qps != 0)
+		return -EBUSY;
+	e->pds[s].used = false;
+	return 0;
+}
+
 /* ---- memory regions ------------------------------------------------------- */
 
-int mrcp_mr_reg(struct mrcp_engine *e, uint64_t va, uint64_t len, void *host,
-		uint32_t access, uint32_t *lkey, uint32_t *rkey)
+/* D68: a fresh key for slot @s: random bits from the key stream above the
+ * slot bits, never all zero and never the slot's previous key, so a packet
+ * or SGE carrying the key of a deregistered region misses at once. */
+static uint32_t key_draw(struct mrcp_engine *e, uint32_t s, uint32_t old)
 {
+	uint32_t tag_mask = ~((1u << e->mr_slot_bits) - 1), key;
+
+	do
+		key = ((uint32_t)(mrcp_prng_next(&e->key_prng) >> 32) & tag_mask) | s;
+	while ((key & tag_mask) == 0 || key == old);
+	return key;
+}
+
+int mrcp_mr_reg_pd(struct mrcp_engine *e, uint32_t pd, uint64_t va, uint64_t len, void *host,
+		   uint32_t access, uint32_t *lkey, uint32_t *rkey)
+{
+	int ps = mrcp__pd_slot(e, pd);
+
 	if (len == 0 || host == NULL || (access & ~(MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE)) != 0 ||
 	    va + len < va)
 		return -EINVAL;
+	if (ps < 0)
+		return -ENOENT;
+	/* slots in rotation, as QPNs (D60): a freed slot is taken again last */
 	for (uint32_t i = 0; i < e->cfg.max_mrs; i++) {
-		struct eng_mr *m = &e->mrs[i];
+		uint32_t s = (e->mr_rr + i) % e->cfg.max_mrs;
+		struct eng_mr *m = &e->mrs[s];
+
 		if (m->used)
 			continue;
-		uint8_t gen = (uint8_t)((m->key & 0xFF) + 1);
-		if (gen == 0)
-			gen = 1; /* key 0 is never valid */
+		e->mr_rr = s + 1;
 		m->used = true;
 		m->va = va;
 		m->len = len;
 		m->host = host;
 		m->access = access;
 		m->refs = 0;
-		m->key = i << 8 | gen;
+		m->pd = (uint16_t)ps;
+		m->key = key_draw(e, s, m->key);
+		if (ps != 0)
+			e->pds[ps].n_mrs++;
 		*lkey = m->key;
 		*rkey = m->key;
 		return 0;
 	}
 	return -ENOSPC;
+}
+
+int mrcp_mr_reg(struct mrcp_engine *e, uint64_t va, uint64_t len, void *host,
+		uint32_t access, uint32_t *lkey, uint32_t *rkey)
+{
+	return mrcp_mr_reg_pd(e, MRCP_PD_DEFAULT, va, len, host, access, lkey, rkey);
 }
 
 int mrcp_mr_dereg(struct mrcp_engine *e, uint32_t lkey)
@@ -194,7 +283,9 @@ int mrcp_mr_dereg(struct mrcp_engine *e, uint32_t lkey)
 		return -ENOENT;
 	if (m->refs != 0)
 		return -EBUSY;
-	m->used = false;
+	if (m->pd != 0)
+		e->pds[m->pd].n_mrs--;
+	m->used = false; /* the key misses from now on; key_draw never reissues it next */
 	return 0;
 }
 
@@ -537,14 +628,27 @@ void mrcp__burst_touch(struct mrcp_engine *e, struct qp *qp)
 
 /* ---- receive ---------------------------------------------------------------- */
 
-/* The QP a received packet is for, if it exists and receives (RTR, RTS);
- * else counted and NULL. */
-static inline struct qp *rx_qp(struct mrcp_engine *e, uint32_t dest_qp)
+/* No source QPN in the packet (a Write, an AETH): rx_qp() checks the
+ * address only. */
+#define SPDCID_NONE (-1)
+
+/* The QP a received packet is for, if it exists, came from the QP's peer
+ * and receives (RTR, RTS); else counted and NULL. From the peer means (D69)
+ * its address on the plane the packet arrived on and, where the packet
+ * names its sender (@spdcid: SETH, NETH, PETH; D15), the peer's QPN. A
+ * packet from anyone else is dropped before anything of the QP is touched,
+ * its burst list included. A QP in INIT has no peer yet: rx_bad_state. */
+static inline struct qp *rx_qp(struct mrcp_engine *e, uint32_t dest_qp, const struct mrcp_rx *rx, int32_t spdcid)
 {
 	struct qp *qp = mrcp__qp_lookup(e, dest_qp);
 
 	if (qp == NULL) {
 		e->c.rx_unknown_qp++; /* D60 */
+		return NULL;
+	}
+	if (qp->peer != NULL && (!mrcp__peer_on_plane(qp->peer, rx->port, &rx->src) ||
+				 (spdcid != SPDCID_NONE && (uint16_t)spdcid != (uint16_t)qp->dqpn))) {
+		e->c.rx_foreign_src++;
 		return NULL;
 	}
 	mrcp__burst_touch(e, qp);
@@ -570,7 +674,7 @@ static void rx_write(struct mrcp_engine *e, const struct mrcp_rx *rx)
 		e->c.rx_bad_opcode++;
 		return;
 	}
-	qp = rx_qp(e, w.dest_qp);
+	qp = rx_qp(e, w.dest_qp, rx, SPDCID_NONE);
 	if (qp != NULL)
 		mrcp__resp_on_data(e, qp, &w, rx);
 }
@@ -580,6 +684,7 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 	struct mrcp_pkt p;
 	struct mrcp_write w;
 	struct qp *qp;
+	int32_t spdcid;
 	int rc;
 
 	e->c.rx_pkts++;
@@ -623,7 +728,21 @@ static void rx_one(struct mrcp_engine *e, const struct mrcp_rx *rx)
 		e->c.rx_bad_opcode++;
 		return;
 	}
-	qp = rx_qp(e, p.bth.dest_qp);
+	switch (p.bth.opcode) { /* D69: the control packets that name their sender */
+	case MRCP_OP_SACK:
+		spdcid = p.seth.spdcid;
+		break;
+	case MRCP_OP_NACK:
+		spdcid = p.neth.spdcid;
+		break;
+	case MRCP_OP_PROBE:
+		spdcid = p.peth.spdcid;
+		break;
+	default:
+		spdcid = SPDCID_NONE;
+		break;
+	}
+	qp = rx_qp(e, p.bth.dest_qp, rx, spdcid);
 	if (qp == NULL)
 		return;
 	if (rx->trim != MRCP_TRIM_NONE && !mrcp_opcode_is_data(p.bth.opcode)) {
@@ -801,6 +920,7 @@ void mrcp_engine_mem(const struct mrcp_engine *e, struct mrcp_engine_mem *out)
 	memset(out, 0, sizeof(*out));
 	out->engine_bytes = sizeof(*e) + (uint64_t)nq * sizeof(struct qp) +
 			    (uint64_t)e->cfg.max_mrs * sizeof(struct eng_mr) +
+			    (e->pds != NULL ? ((uint64_t)e->cfg.max_pds + 1) * sizeof(*e->pds) : 0) +
 			    (uint64_t)e->cfg.max_peers * sizeof(struct peer) +
 			    (e->peer_hash != NULL ? (uint64_t)(e->peer_hash_mask + 1) * sizeof(*e->peer_hash) : 0) +
 			    (uint64_t)(e->cq_mask + 1) * sizeof(*e->cq) + (uint64_t)(e->evq_mask + 1) * sizeof(*e->evq) +
@@ -838,6 +958,26 @@ void mrcp_counters_foreach(const struct mrcp_engine *e,
 		MRCP_QP_COUNTERS(X)
 #undef X
 	}
+}
+
+const char *mrcp_qp_err_name(uint8_t cause)
+{
+	static const char *const s[] = {
+#define X(N, n, d) #n,
+		MRCP_QP_ERRS(X)
+#undef X
+	};
+	return cause < sizeof(s) / sizeof(s[0]) ? s[cause] : "unknown";
+}
+
+const char *mrcp_qp_err_str(uint8_t cause)
+{
+	static const char *const s[] = {
+#define X(N, n, d) d,
+		MRCP_QP_ERRS(X)
+#undef X
+	};
+	return cause < sizeof(s) / sizeof(s[0]) ? s[cause] : "unknown cause";
 }
 
 const char *mrcp_wc_status_str(uint8_t status)

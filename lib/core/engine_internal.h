@@ -5,6 +5,8 @@
 #ifndef MRCP_ENGINE_INTERNAL_H
 #define MRCP_ENGINE_INTERNAL_H
 
+#include <string.h>
+
 #include "mrcp_engine.h"
 #include "mrcp_prng.h"
 #include "mrcp_seq.h"
@@ -58,14 +60,23 @@ static inline uint32_t mrcp__first_size(const struct mrcp_engine_config *c, uint
  * (nothing changes). */
 void *mrcp__ring_grow(void *buf, uint32_t *mask, uint32_t head, uint32_t tail, size_t esz, uint32_t cap);
 
-/* ---- memory regions ------------------------------------------------------ */
+/* ---- protection domains and memory regions (D67, D68) ------------------- */
+
+/* A PD other than the default one. Its handle is gen << 16 | slot; slot 0 is
+ * the default PD (handle 0), which has no entry's state to keep. */
+struct eng_pd {
+	uint32_t n_mrs, n_qps;   /* members: a PD is freed only when empty */
+	uint16_t gen;            /* bumped per allocation: a freed handle dies */
+	bool used;
+};
 
 struct eng_mr {
 	uint64_t va, len;
 	uint8_t *host;
 	uint32_t access;
-	uint32_t key;            /* lkey == rkey: slot << 8 | generation */
+	uint32_t key;            /* lkey == rkey: random tag << mr_slot_bits | slot (D68) */
 	uint32_t refs;           /* WQEs referencing it */
+	uint16_t pd;             /* slot of its PD; 0 = the default PD (D67) */
 	bool used;
 };
 
@@ -122,6 +133,19 @@ struct peer {
 	uint32_t n_qps;
 	uint32_t qps_head;       /* QP slots toward this peer (list) */
 };
+
+/* D69: is @src @p's address on our port @port, the one plane a packet from
+ * @p that arrived there can have come from (D49: port i talks to port i)?
+ * An IPv4 address is its first 4 bytes. */
+static inline bool mrcp__peer_on_plane(const struct peer *p, uint8_t port, const struct mrcp_ip *src)
+{
+	const struct mrcp_ip *a;
+
+	if (port == 0 || port > p->n_ports)
+		return false;
+	a = &p->port_addr[port - 1];
+	return a->family == src->family && memcmp(a->a, src->a, a->family == 4 ? 4 : 16) == 0;
+}
 
 /* ---- requester state ------------------------------------------------------- */
 
@@ -212,6 +236,8 @@ struct qp {
 	struct mrcp_engine *e;   /* for callbacks that get only the QP (EV changes) */
 	uint8_t state;           /* enum mrcp_qp_state */
 	uint8_t mode;            /* enum mrcp_qp_mode */
+	uint16_t pd;             /* slot of its PD (D67); 0 = the default PD */
+	struct mrcp_qp_err err;  /* why it entered ERROR (D70) */
 	uint64_t user_ctx;
 	struct peer *peer;
 	uint32_t peer_next;      /* next QP slot toward the same peer */
@@ -335,8 +361,12 @@ struct mrcp_engine {
 	struct mrcp_timer_wheel wheel;
 	uint64_t now;            /* time of the current call */
 
-	struct eng_mr *mrs;
-	uint32_t n_mrs;
+	struct eng_mr *mrs;      /* max_mrs entries */
+	uint32_t mr_slot_bits;   /* D68: a key's low bits name its slot */
+	uint32_t mr_rr;          /* next slot to try: a freed slot is reused late */
+	struct mrcp_prng key_prng; /* D68: key tags only, never the main PRNG */
+	struct eng_pd *pds;      /* D67: max_pds + 1 entries (slot 0 unused: the
+				  * default PD); NULL until the first mrcp_pd_alloc */
 
 	struct qp *qps;
 	uint32_t qp_slot_bits;
@@ -395,14 +425,26 @@ static inline struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)
 	return qp;
 }
 
+/* D68: the region slot a key names (its low mr_slot_bits bits). */
+static inline uint32_t mrcp__mr_slot(const struct mrcp_engine *e, uint32_t key)
+{
+	return key & ((1u << e->mr_slot_bits) - 1);
+}
+
+/* The region of @key (every bit of it, so a stale or guessed tag misses),
+ * or NULL. The caller checks its PD (D67). */
 static inline struct eng_mr *mrcp__mr_lookup(struct mrcp_engine *e, uint32_t key)
 {
-	uint32_t i = key >> 8;
+	uint32_t i = mrcp__mr_slot(e, key);
 
 	if (i >= e->cfg.max_mrs || !e->mrs[i].used || e->mrs[i].key != key)
 		return NULL;
 	return &e->mrs[i];
 }
+
+/* D67: the slot of PD handle @pd (0 for MRCP_PD_DEFAULT), or -1 if it names
+ * no allocated PD. */
+int mrcp__pd_slot(const struct mrcp_engine *e, uint32_t pd);
 
 static inline bool mrcp__cq_room(const struct mrcp_engine *e)
 {
@@ -473,7 +515,11 @@ static inline bool mrcp__qp_rm_room(struct qp *qp, uint16_t msn)
 }
 /* Bytes @qp allocated beyond its slot (mrcp_engine_mem). */
 uint64_t mrcp__qp_mem(const struct qp *qp);
-void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status);
+/* Move @qp to ERROR (a sink: a second call is ignored), flush its work with
+ * @err->status first, remember @err (D70) and report it as an event. */
+void mrcp__qp_fail(struct mrcp_engine *e, struct qp *qp, const struct mrcp_qp_err *err);
+/* The same, for a failure that concerns no particular message. */
+void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status, uint8_t cause);
 void mrcp__qp_flush(struct mrcp_engine *e, struct qp *qp, uint8_t first_status);
 void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp);
 /* The requester's completion for @w with @status. */

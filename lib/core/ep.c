@@ -274,8 +274,6 @@ static void on_response(struct mrcp_engine *e, struct peer *p, const struct mrcp
 {
 	uint16_t req_id = (uint16_t)pkt->bth.psn;
 
-	if (p == NULL)
-		return;
 	if (mrcp_ep_psn_shard(pkt->bth.psn) != e->cfg.shard) { /* D63: another engine's */
 		e->c.ep_stale++;
 		return;
@@ -312,6 +310,12 @@ void mrcp__ep_on_rx(struct mrcp_engine *e, const struct mrcp_pkt *pkt, const str
 	e->c.ep_rx++;
 	if (rx->port == 0 || rx->port > e->cfg.n_ports)
 		return;
+	/* D69: a known node speaks on a plane from its address there; a
+	 * response answers a request we sent, so its node is known */
+	if (p != NULL ? !mrcp__peer_on_plane(p, rx->port, &rx->src) : pkt->bth.opcode == MRCP_OP_EP_RESPONSE) {
+		e->c.rx_foreign_src++;
+		return;
+	}
 	if (pkt->bth.opcode == MRCP_OP_EP_REQUEST)
 		on_request(e, p, pkt, rx);
 	else

@@ -452,6 +452,12 @@ int mrcp_frame_parse(const struct mrcp_frame_rx_cfg *cfg, const void *frame,
 	v->udp_dport = mrcp_get_be16(f + lo.udp_off + 2);
 	if (!port_ok(cfg, v->udp_dport))
 		return -ENOMSG;
+	/* §2.3, D69: an SRv6 sender writes its port's address as both
+	 * sources; an outer source that differs would let a fabric that
+	 * filters outer sources carry any inner one, the one the engine
+	 * checks */
+	if (v->l3 == MRCP_FRAME_SRV6 && memcmp(f + off + 8, v->src_ip, 16) != 0)
+		return -EBADMSG;
 	if (v->l3 == MRCP_FRAME_IPV4)
 		v->ev = v->udp_sport; /* D5: the upper half is zero */
 	else

@@ -41,6 +41,8 @@ struct mrcp_engine_config {
 	uint64_t seed;            /**< PRNG seed: the same seed replays a run */
 	uint32_t max_qps;         /**< default 256 */
 	uint32_t max_mrs;         /**< default 1024 */
+	uint32_t max_pds;         /**< protection domains besides the default
+	                           *   one (D67), 0..65535, default 1024 */
 	uint32_t max_peers;       /**< default 64 */
 	uint32_t cq_size;         /**< completion queue entries, default 4096 */
 	uint32_t event_queue_size;/**< default 1024 */
@@ -81,6 +83,10 @@ struct mrcp_engine_config {
 	                           *   that fails counts as the structure being full */
 	uint32_t timer_slots;     /**< timing-wheel slots of 1.024 us, a power of two
 	                           *   >= 64; default 4096 (one round is 4.2 ms) */
+	uint64_t key_seed;        /**< D68: seed of the stream memory keys are drawn
+	                           *   from, apart from @seed's PRNG; 0 (default) =
+	                           *   derived from @seed (a replay gets the same
+	                           *   keys). A daemon passes unpredictable bits */
 };
 
 /** D63: a node may run up to MRCP_SHARDS engines (one per lcore). */
@@ -101,6 +107,24 @@ void mrcp_engine_config_defaults(struct mrcp_engine_config *c);
 int mrcp_engine_create(const struct mrcp_engine_config *c, struct mrcp_engine **out);
 void mrcp_engine_destroy(struct mrcp_engine *e);
 
+/* ---- protection domains (D67) ------------------------------------------------ */
+
+/*
+ * Every memory region and every QP belongs to one protection domain. A
+ * Write arriving on a QP may touch only the regions of that QP's PD, and a
+ * send's SGEs may name only regions of the sending QP's PD (§4.2 step 4).
+ * Every engine has the default PD, which always exists: mrcp_mr_reg() and a
+ * QP created with attr.pd 0 use it.
+ */
+#define MRCP_PD_DEFAULT 0u
+
+/** A new, empty PD. @return 0 with *@pd (never MRCP_PD_DEFAULT), -ENOSPC
+ *  (max_pds in use), -ENOMEM. */
+int mrcp_pd_alloc(struct mrcp_engine *e, uint32_t *pd);
+/** Free an empty PD; its handle is dead afterwards. @return 0, -ENOENT (no
+ *  such PD), -EINVAL (the default PD), -EBUSY (regions or QPs left in it). */
+int mrcp_pd_free(struct mrcp_engine *e, uint32_t pd);
+
 /* ---- memory regions --------------------------------------------------------- */
 
 enum {
@@ -109,12 +133,16 @@ enum {
 };
 
 /**
- * Register [va, va+len) whose bytes live at @host in this process. VAs are
- * the application's addresses (they go into RETH); @host is where the engine
- * reads and writes them.
+ * Register [va, va+len) whose bytes live at @host in this process, in PD
+ * @pd. VAs are the application's addresses (they go into RETH); @host is
+ * where the engine reads and writes them. The key (lkey == rkey) is fresh
+ * and unpredictable (D68); it is dead as soon as the region is deregistered.
  * @return 0 with *@lkey and *@rkey, -EINVAL (len 0, NULL host, bad access),
- *         -ENOSPC (table full).
+ *         -ENOENT (no such PD), -ENOSPC (table full).
  */
+int mrcp_mr_reg_pd(struct mrcp_engine *e, uint32_t pd, uint64_t va, uint64_t len, void *host,
+		   uint32_t access, uint32_t *lkey, uint32_t *rkey);
+/** mrcp_mr_reg_pd() in the default PD. */
 int mrcp_mr_reg(struct mrcp_engine *e, uint64_t va, uint64_t len, void *host,
 		uint32_t access, uint32_t *lkey, uint32_t *rkey);
 /** @return 0, -ENOENT (unknown key), -EBUSY (a QP has a WR using it). */
@@ -169,6 +197,7 @@ struct mrcp_qp_attr {
 	enum mrcp_qp_mode mode;
 	uint32_t sq_depth;        /**< 0 = engine default */
 	uint32_t rq_depth;        /**< 0 = engine default */
+	uint32_t pd;              /**< D67: its protection domain; 0 = MRCP_PD_DEFAULT */
 	const char *cc;           /**< NULL = engine default */
 	struct mrcp_ev_config ev; /**< n_active 0 = engine default */
 	uint8_t timeout, linear_cnt, exp_cnt; /**< 0 = engine default (D32) */
@@ -180,7 +209,8 @@ struct mrcp_qp_attr {
 };
 
 /** Create a QP in INIT (RESET -> INIT binds the EV and CC profiles).
- *  @return 0 with *@qpn, -EINVAL, -ENOSPC (no QPN free), -ENOMEM. */
+ *  @return 0 with *@qpn, -EINVAL, -ENOENT (no such PD), -ENOSPC (no QPN
+ *  free), -ENOMEM. */
 int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t *qpn);
 /** Local connection info for the peer to use (qpn, init PSN, addresses...). */
 int mrcp_qp_local_info(struct mrcp_engine *e, uint32_t qpn, struct mrcp_conn_info *out);
@@ -226,7 +256,7 @@ struct mrcp_send_wr {
  * Queue a Write or WriteImm. The SGEs are checked against their regions now.
  * @return 0, -ENOENT (QP), -EPERM (QP not in RTS), -EAGAIN (send queue full),
  *         -EINVAL (opcode, num_sge, message longer than 2^31 B), -EFAULT (an
- *         SGE outside its region or a bad lkey).
+ *         SGE outside its region, a bad lkey, or a region of another PD, D67).
  */
 int mrcp_qp_post_send(struct mrcp_engine *e, uint32_t qpn, const struct mrcp_send_wr *wr, uint64_t now_ns);
 /** Post a receive slot for an incoming WriteImm. @return 0, -ENOENT, -EPERM
@@ -269,11 +299,52 @@ struct mrcp_wc {
 /** Take up to @max completions. Per QP they come in MSN order. */
 unsigned mrcp_poll_cq(struct mrcp_engine *e, struct mrcp_wc *wc, unsigned max);
 
+/* ---- why a QP entered ERROR (D70) ------------------------------------------------- */
+
+/*
+ * X(NAME, name, description): the description is plain ASCII, one line, for
+ * logs and the client's mrc_qp_query. The first four come from the peer (its
+ * NAK or NACK, §4.8) or from its silence (§4.5); the rest are the
+ * responder's own findings about what the peer sent (§4.2 step 4; NO_RECV
+ * and WIMM_OVERFLOW: §4.8, D70). Numbered in this order from 0; lib/shm's
+ * and libmrc-client's cause numbers are the same.
+ */
+#define MRCP_QP_ERRS(X)                                                        \
+	X(NONE, none, "no error")                                              \
+	X(RETRY_EXCEEDED, retry_exceeded, "retry count exceeded: no progress from the peer") \
+	X(REMOTE_INVALID, remote_invalid, "the peer answered NAK invalid request (e.g. a WriteImm it had no receive posted for)") \
+	X(REMOTE_ACCESS, remote_access, "the peer answered NAK remote access error (rkey, bounds or permission)") \
+	X(REMOTE_OP, remote_op, "the peer reported a remote operational error") \
+	X(NO_RECV, no_recv, "a WriteImm arrived with no receive posted")       \
+	X(WIMM_OVERFLOW, wimm_overflow, "the peer had more completed WriteImm messages waiting than max_wimm") \
+	X(BAD_REQUEST, bad_request, "a packet from the peer broke a message rule") \
+	X(BAD_ACCESS, bad_access, "a Write from the peer failed the rkey, bounds or permission check")
+enum mrcp_qp_err_cause {
+#define X(N, n, d) MRCP_QP_ERR_##N,
+	MRCP_QP_ERRS(X)
+#undef X
+	MRCP_QP_ERR_COUNT
+};
+/** "no_recv", ...: the lower-case name of @cause, "unknown" outside the list. */
+const char *mrcp_qp_err_name(uint8_t cause);
+/** The one-line description of @cause. */
+const char *mrcp_qp_err_str(uint8_t cause);
+
+/** Why a QP is in ERROR (all zero while it is not): mrcp_qp_info and
+ *  MRCP_EVENT_QP_ERROR report it. */
+struct mrcp_qp_err {
+	uint8_t status;           /**< enum mrcp_wc_status its oldest WR completed with */
+	uint8_t cause;            /**< enum mrcp_qp_err_cause */
+	uint16_t msn;             /**< NO_RECV, WIMM_OVERFLOW: the message's MSN */
+	uint32_t imm;             /**< NO_RECV: the message's immediate */
+	uint32_t byte_len;        /**< NO_RECV: the message's length */
+};
+
 /* ---- events for the control plane ----------------------------------------------- */
 
 enum mrcp_event_type {
 	MRCP_EVENT_EV_STATE = 1,  /**< an EV changed state (§5.3 "events") */
-	MRCP_EVENT_QP_ERROR,      /**< a QP entered ERROR */
+	MRCP_EVENT_QP_ERROR,      /**< a QP entered ERROR (qp_error says why, D70) */
 	MRCP_EVENT_PEER_PORTS,    /**< a peer's port mask changed (§5.6) */
 	MRCP_EVENT_EV_PROBE,      /**< an EV probe was answered or timed out (§7) */
 };
@@ -285,7 +356,7 @@ struct mrcp_event {
 	uint64_t now_ns;
 	union {
 		struct mrcp_ev_change ev;
-		struct { uint8_t status; } qp_error;
+		struct mrcp_qp_err qp_error;
 		struct { struct mrcp_ip node; uint32_t mask; } peer_ports;
 		struct { struct mrcp_ip node; uint8_t port; uint32_t ev; bool ok; uint64_t rtt_ns; } probe;
 	};
@@ -306,7 +377,9 @@ struct mrcp_rx {
 	uint8_t ecn;              /**< IP ECN bits; 3 = CE */
 	uint8_t trim;             /**< enum mrcp_trim of mrcp_frame.h (D34) */
 	uint32_t ev;              /**< D4/D5, from the UDP source port / flow label */
-	struct mrcp_ip src;       /**< (inner) source address: the peer's port */
+	struct mrcp_ip src;       /**< source address (SRv6: the inner one): a
+				   *   QP takes packets only from its peer's
+				   *   address on @port (D69) */
 };
 
 /** Process @n received packets. Everything is consumed; bad packets are
@@ -386,6 +459,7 @@ void mrcp_qp_set_backlog(struct mrcp_engine *e, uint32_t qpn, uint8_t percent);
 	X(rx_unknown_qp, "dropped: DestQP not a live QP (D60)")                \
 	X(rx_bad_state, "dropped: QP not in RTR/RTS")                          \
 	X(rx_bad_opcode, "dropped: opcode not valid in this direction")        \
+	X(rx_foreign_src, "dropped: not from the QP's peer (address on the arrival plane, QPN); endpoint ops: a known node's on another plane, a response from an unknown one (D69)") \
 	X(tx_pkts, "packets emitted")                                          \
 	X(ctl_dropped, "control packets dropped: control queue full")          \
 	X(cq_overflow, "completions held back: completion queue full")         \
@@ -451,6 +525,7 @@ struct mrcp_qp_info {
 	uint32_t outstanding_pkts;
 	uint32_t sq_outstanding;  /**< work requests posted and not completed */
 	uint8_t retry_k;
+	struct mrcp_qp_err err;   /**< why it is in ERROR (D70); zero otherwise */
 	struct mrcp_cc_stats cc;
 	struct mrcp_qp_counters c;
 	uint16_t n_evs;

@@ -230,8 +230,10 @@ struct mrcp_frame_view {
 	bool vlan;
 	uint16_t vlan_tci;       /**< host order; 0 without a tag */
 	enum mrcp_frame_l3 l3;
-	uint8_t src_ip[16];      /**< network order; IPv4 in bytes 0..3, rest 0 */
-	uint8_t dst_ip[16];
+	uint8_t src_ip[16];      /**< network order; IPv4 in bytes 0..3, rest 0;
+				  *   SRv6: the inner source, which the outer
+				  *   one must equal (§2.3) */
+	uint8_t dst_ip[16];      /**< SRv6: the inner destination */
 	uint8_t srv6_da[16];     /**< SRv6: outer destination (counted, never
 				  *   checked: uSID shifting has rewritten it) */
 	uint8_t dscp;            /**< 0..63 */
@@ -273,7 +275,8 @@ struct mrcp_frame_view {
  *         -EBADMSG malformed or truncated: headers cut short, wrong IP
  *                  version, IPv4 IHL < 5, a fragment, a bad IPv4 header
  *                  checksum (if checked), lengths that contradict each other
- *                  in an untrimmed packet, or fewer than 12 bytes of MRC;
+ *                  in an untrimmed packet, fewer than 12 bytes of MRC,
+ *                  or SRv6 outer and inner sources that differ (§2.3);
  *         -EILSEQ  ICRC mismatch on an untrimmed packet with checking on
  *                  (the view is filled, v->icrc == MRCP_ICRC_BAD).
  */

@@ -227,12 +227,14 @@ int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t
 	struct mrcp_qp_attr attr = a ? *a : (struct mrcp_qp_attr){0};
 	struct qp *qp = NULL;
 	struct mrcp_ev_config evc;
-	int rc;
+	int rc, pd = mrcp__pd_slot(e, attr.pd);
 
 	if (attr.mode != MRCP_MODE_MRC && attr.mode != MRCP_MODE_RC)
 		return -EINVAL;
 	if (attr.timeout > 24 || attr.linear_cnt > 7 || attr.exp_cnt > 25)
 		return -EINVAL;
+	if (pd < 0)
+		return -ENOENT; /* D67 */
 	/* D60: round-robin over slots so a QPN is not reused soon */
 	for (uint32_t i = 0; i < nslots; i++) {
 		uint32_t s = (e->qp_rr + i) % nslots;
@@ -246,6 +248,9 @@ int mrcp_qp_create(struct mrcp_engine *e, const struct mrcp_qp_attr *a, uint32_t
 		return -ENOSPC;
 	memset(qp, 0, sizeof(*qp));
 	qp->slot = (uint32_t)(qp - e->qps);
+	qp->pd = (uint16_t)pd; /* counted now: mrcp__qp_free uncounts it on every path */
+	if (pd != 0)
+		e->pds[pd].n_qps++;
 	/* D63: bits 23:22 are the engine's shard, then a sequence, then the slot */
 	const uint32_t low = (1u << MRCP_SHARD_QPN_SHIFT) - 1;
 	qp->qpn = ((e->qpn_seq++ << e->qp_slot_bits) | qp->slot) & low;
@@ -473,14 +478,15 @@ void mrcp__qp_flush(struct mrcp_engine *e, struct qp *qp, uint8_t first_status)
 	}
 }
 
-void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status)
+void mrcp__qp_fail(struct mrcp_engine *e, struct qp *qp, const struct mrcp_qp_err *err)
 {
 	struct mrcp_event ev;
 
 	if (qp->state == MRCP_QPS_ERROR)
 		return;
 	qp->state = MRCP_QPS_ERROR;
-	mrcp__qp_flush(e, qp, status);
+	qp->err = *err;
+	mrcp__qp_flush(e, qp, err->status);
 	/* drop requester state: nothing will be sent again, and what it had
 	 * in flight leaves the QPCC's inflight */
 	if (qp->cc != NULL)
@@ -496,8 +502,15 @@ void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status)
 	ev.qpn = qp->qpn;
 	ev.user_ctx = qp->user_ctx;
 	ev.now_ns = e->now;
-	ev.qp_error.status = status;
+	ev.qp_error = *err;
 	mrcp__event_push(e, &ev);
+}
+
+void mrcp__qp_error(struct mrcp_engine *e, struct qp *qp, uint8_t status, uint8_t cause)
+{
+	struct mrcp_qp_err err = { .status = status, .cause = cause };
+
+	mrcp__qp_fail(e, qp, &err);
 }
 
 void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp)
@@ -526,6 +539,8 @@ void mrcp__qp_free(struct mrcp_engine *e, struct qp *qp)
 	}
 	if (qp->evs.evs != NULL)
 		mrcp_ev_set_fini(&qp->evs);
+	if (qp->pd != 0)
+		e->pds[qp->pd].n_qps--;
 	free(qp->sq);
 	free(qp->rq);
 	free(qp->rbits);
@@ -734,7 +749,8 @@ int mrcp_qp_post_send(struct mrcp_engine *e, uint32_t qpn, const struct mrcp_sen
 	for (uint32_t i = 0; i < wr->num_sge; i++) {
 		const struct mrcp_sge *s = &wr->sg_list[i];
 		struct eng_mr *m = mrcp__mr_lookup(e, s->lkey);
-		if (m == NULL || s->addr < m->va || s->addr + s->len < s->addr ||
+		/* D67: a send may read only regions of its QP's PD */
+		if (m == NULL || m->pd != qp->pd || s->addr < m->va || s->addr + s->len < s->addr ||
 		    s->addr + s->len > m->va + m->len) {
 			w->n_sge = (uint8_t)i;
 			mrcp__wqe_release(e, w);
@@ -742,7 +758,7 @@ int mrcp_qp_post_send(struct mrcp_engine *e, uint32_t qpn, const struct mrcp_sen
 		}
 		w->sge[i].host = m->host + (s->addr - m->va);
 		w->sge[i].len = s->len;
-		w->sge[i].mr = s->lkey >> 8;
+		w->sge[i].mr = (uint32_t)(m - e->mrs);
 		m->refs++;
 		w->n_sge = (uint8_t)(i + 1);
 		total += s->len;
@@ -809,6 +825,7 @@ int mrcp_qp_info(const struct mrcp_engine *e, uint32_t qpn, struct mrcp_qp_info 
 	out->outstanding_pkts = qp->n_out;
 	out->sq_outstanding = qp->sq_tail - qp->sq_head;
 	out->retry_k = qp->k;
+	out->err = qp->err;
 	if (qp->cc != NULL)
 		mrcp__cc_stats(qp->cc, &out->cc);
 	out->c = qp->c;

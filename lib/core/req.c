@@ -430,12 +430,17 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 	if (s->pr) {
 		if (evi >= 0 && qp->evs.evs[evi].probe_sent_ns != 0) {
 			mrcp_ev_probe_answer(&qp->evs, evi, s->m, e->now); /* D45 */
-		} else if (qp->tlp_out) {
+		} else if (qp->tlp_out && p->cc.tx_timestamp == mrcp__ts_now(qp->tlp_sent_ns)) {
 			/* The answer to a tail-loss probe reports the state after
 			 * the probe: what it still lacks among older sends is
 			 * lost, as if the probe were a SACKed packet (RACK-TLP,
 			 * RFC 8985; D36), at once where its cack and bitmap
-			 * cover it (D65) */
+			 * cover it (D65). Only the answer to the probe out now,
+			 * known by the timestamp it echoes: one to an earlier
+			 * probe, which sat in a queue while this host or the
+			 * peer did not run (a probe unanswered for T is sent
+			 * again), reports the state before that one was sent,
+			 * and is read as a plain SACK (D72) */
 			qp->tlp_out = false;
 			tlp_answer = true;
 		}
@@ -500,7 +505,7 @@ void mrcp__req_retry_bump(struct mrcp_engine *e, struct qp *qp)
 	/* D33: one more retry; ERROR at linear_cnt + exp_cnt unless exp_cnt = 25 */
 	qp->k++;
 	if (qp->exp_cnt != 25 && qp->k >= qp->linear_cnt + qp->exp_cnt)
-		mrcp__qp_error(e, qp, MRCP_WC_RETRY_EXC_ERR);
+		mrcp__qp_error(e, qp, MRCP_WC_RETRY_EXC_ERR, MRCP_QP_ERR_RETRY_EXCEEDED);
 }
 
 void mrcp__req_on_nack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p)
@@ -512,7 +517,7 @@ void mrcp__req_on_nack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 
 	qp->c.nack_rx++;
 	if (nk->nack_code == MRCP_NACK_UNEXP_EVENT) {
-		mrcp__qp_error(e, qp, MRCP_WC_REM_OP_ERR);
+		mrcp__qp_error(e, qp, MRCP_WC_REM_OP_ERR, MRCP_QP_ERR_REMOTE_OP);
 		return;
 	}
 	if (!psn_in_flight(qp, psn))
@@ -563,13 +568,13 @@ void mrcp__req_on_ack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pk
 	case MRCP_AETH_ACK:
 		break;
 	case MRCP_AETH_NAK_REMOTE_ACCESS:
-		mrcp__qp_error(e, qp, MRCP_WC_REM_ACCESS_ERR);
+		mrcp__qp_error(e, qp, MRCP_WC_REM_ACCESS_ERR, MRCP_QP_ERR_REMOTE_ACCESS);
 		return;
 	case MRCP_AETH_NAK_INVALID_REQ:
-		mrcp__qp_error(e, qp, MRCP_WC_REM_INV_REQ_ERR);
+		mrcp__qp_error(e, qp, MRCP_WC_REM_INV_REQ_ERR, MRCP_QP_ERR_REMOTE_INVALID);
 		return;
 	default:
-		mrcp__qp_error(e, qp, MRCP_WC_REM_OP_ERR);
+		mrcp__qp_error(e, qp, MRCP_WC_REM_OP_ERR, MRCP_QP_ERR_REMOTE_OP);
 		return;
 	}
 	/* ignore an AETH for a message we have not sent (stale or bogus) */

@@ -170,12 +170,36 @@ static void send_aeth(struct mrcp_engine *e, struct qp *qp, uint8_t syndrome, ui
 	qp->c.ack_tx++;
 }
 
-/* A protocol violation by the peer: NAK it and move to ERROR (§4.2 step 4). */
-static void resp_fail(struct mrcp_engine *e, struct qp *qp, uint8_t syndrome, uint8_t port)
+/* A protocol violation by the peer: NAK it and move to ERROR (§4.2 step 4),
+ * remembering why (@err->cause, D70). */
+static void resp_fail_why(struct mrcp_engine *e, struct qp *qp, uint8_t syndrome, struct mrcp_qp_err *err,
+			  uint8_t port)
 {
 	send_aeth(e, qp, syndrome, port);
-	mrcp__qp_error(e, qp, syndrome == MRCP_AETH_NAK_REMOTE_ACCESS ? MRCP_WC_REM_ACCESS_ERR
-								       : MRCP_WC_REM_INV_REQ_ERR);
+	err->status = syndrome == MRCP_AETH_NAK_REMOTE_ACCESS ? MRCP_WC_REM_ACCESS_ERR : MRCP_WC_REM_INV_REQ_ERR;
+	mrcp__qp_fail(e, qp, err);
+}
+
+static void resp_fail(struct mrcp_engine *e, struct qp *qp, uint8_t syndrome, uint8_t port)
+{
+	struct mrcp_qp_err err = {
+		.cause = syndrome == MRCP_AETH_NAK_REMOTE_ACCESS ? MRCP_QP_ERR_BAD_ACCESS : MRCP_QP_ERR_BAD_REQUEST,
+	};
+
+	resp_fail_why(e, qp, syndrome, &err, port);
+}
+
+/* §4.8, D70: a WriteImm with no receive for it, or one more completed
+ * WriteImm waiting than max_wimm, is fatal (MRC has no RNR): the peer gets
+ * a NAK invalid request, and this QP's ERROR names the message (its MSN,
+ * immediate and length), so the host can tell its owner, who has no work
+ * request that could complete with the error. */
+static void resp_fail_imm(struct mrcp_engine *e, struct qp *qp, const struct rmsg *m, uint8_t cause,
+			  uint8_t port)
+{
+	struct mrcp_qp_err err = { .cause = cause, .msn = m->msn, .imm = m->imm, .byte_len = m->dma_len };
+
+	resp_fail_why(e, qp, MRCP_AETH_NAK_INVALID_REQ, &err, port);
 }
 
 /* Release completed messages strictly in MSN order (§4.8, D39). @return
@@ -190,8 +214,8 @@ static bool release(struct mrcp_engine *e, struct qp *qp, uint8_t port)
 			return true;
 		if (m->has_imm) {
 			if (qp->rq_posted == qp->rq_used) {
-				/* no RNR in MRC: no receive posted is fatal (§4.8) */
-				resp_fail(e, qp, MRCP_AETH_NAK_INVALID_REQ, port);
+				/* no RNR in MRC: no receive posted is fatal (§4.8, D70) */
+				resp_fail_imm(e, qp, m, MRCP_QP_ERR_NO_RECV, port);
 				return false;
 			}
 			if (!mrcp__cq_room(e)) {
@@ -297,10 +321,11 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 		qp->c.rx_oor++; /* no memory for the message: dropped, it is resent */
 		return;
 	}
-	/* R_Key, remote write access, VA..VA+len inside the region */
+	/* R_Key, a region of this QP's PD (D67), remote write access,
+	 * VA..VA+len inside the region */
 	if (len != 0 || p->dma_len != 0) {
 		mr = mrcp__mr_lookup(e, p->rkey);
-		if (mr == NULL || !(mr->access & MRCP_ACCESS_REMOTE_WRITE) || p->va < mr->va ||
+		if (mr == NULL || mr->pd != qp->pd || !(mr->access & MRCP_ACCESS_REMOTE_WRITE) || p->va < mr->va ||
 		    p->va + len < p->va || p->va + len > mr->va + mr->len) {
 			resp_fail(e, qp, MRCP_AETH_NAK_REMOTE_ACCESS, rx->port);
 			return;
@@ -338,7 +363,7 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 		msg->complete = true;
 		done = true;
 		if (msg->has_imm && ++qp->stash_imm > qp->max_wimm_local) {
-			resp_fail(e, qp, MRCP_AETH_NAK_INVALID_REQ, rx->port); /* §4.8 */
+			resp_fail_imm(e, qp, msg, MRCP_QP_ERR_WIMM_OVERFLOW, rx->port); /* §4.8 */
 			return;
 		}
 	}

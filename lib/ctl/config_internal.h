@@ -82,6 +82,9 @@ unsigned cfg_node_line(const yaml_node_t *n);
  *  a load is reported. @return -EINVAL. */
 int cfg_fail(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/** An error on @line about the current key path. @return -EINVAL. */
+int cfg_fail_line(struct ctx *c, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /** An error about @path at the line where it was configured (or, if it was
  *  not, where @fallback was, or line 1). @return -EINVAL. */
 int cfg_fail_at(struct ctx *c, const char *path, const char *fallback, const char *fmt, ...)
@@ -107,6 +110,12 @@ void cfg_names_join(const char *const *names, char *list, size_t cap);
 /** Parse mapping @m against the key table @f (unknown, duplicate, missing
  *  required keys are errors), storing into @base. @return 0 or -EINVAL. */
 int cfg_parse_map(struct ctx *c, const yaml_node_t *m, const struct field *f, unsigned nf, void *base);
+/** Refuse a document nested deeper than MRCD_CONFIG_MAX_DEPTH levels of
+ *  mappings and lists, from libyaml's events, before a document is built:
+ *  the error names the line and key path where the level too many opens,
+ *  and nothing deeper is parsed. A syntax error ends the scan quietly (the
+ *  loader reports it). @return 0, -EINVAL (reported), -ENOMEM. */
+int cfg_check_depth(struct ctx *c, const char *yaml, size_t len);
 /** The length of list @n (an error if it is not a list), or -EINVAL. */
 int cfg_list_len(struct ctx *c, const yaml_node_t *n);
 const yaml_node_t *cfg_list_item(struct ctx *c, const yaml_node_t *n, int i);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "config_internal.h"
@@ -323,6 +324,7 @@ static int lcore_ids(struct ctx *c, const yaml_node_t *v, void *base)
 		cfg_pop(c, old);
 		if (rc != 0)
 			return rc;
+		cfg->lcores.id_lines[cfg->lcores.n_ids] = cfg_node_line(it);
 		cfg->lcores.ids[cfg->lcores.n_ids++] = (uint16_t)id;
 	}
 	return 0;
@@ -576,22 +578,67 @@ static int sec_srv6(struct ctx *c, const yaml_node_t *v, void *base)
 
 /* control */
 
+/* What is at @path, for a message: "a regular file", ... */
+static const char *file_kind(mode_t m)
+{
+	if (S_ISREG(m))
+		return "a regular file";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISLNK(m))
+		return "a symbolic link";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	return "not a socket";
+}
+
+/* The daemon replaces a stale socket at its socket paths (unlink, bind):
+ * a path must be absent or a socket, never a file it would destroy. Checked
+ * here, so that --check says so, and again when the socket is opened
+ * (ctl_server.c). A path we may not look at (EACCES) is the opening's to
+ * judge. */
+static int socket_path(struct ctx *c, const yaml_node_t *v, char *p, size_t cap)
+{
+	struct stat st;
+
+	if (cfg_get_str(c, v, p, cap, false) != 0)
+		return -EINVAL;
+	if (p[0] != '/')
+		return cfg_fail(c, v, "\"%s\" must be an absolute path", p);
+	if (p[strlen(p) - 1] == '/')
+		return cfg_fail(c, v, "\"%s\" names a directory, not a socket", p);
+	if (lstat(p, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return cfg_fail(c, v, "\"%s\" is %s, not a socket: refusing to replace it", p,
+					file_kind(st.st_mode));
+	} else if (errno == ENOTDIR || errno == ELOOP) {
+		return cfg_fail(c, v, "\"%s\": %s", p, strerror(errno));
+	}
+	return 0;
+}
+
 static int control_socket(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	struct mrcd_config *cfg = base;
 
-	if (cfg_get_str(c, v, cfg->control.socket, sizeof(cfg->control.socket), false) != 0)
-		return -EINVAL;
-	if (cfg->control.socket[0] != '/')
-		return cfg_fail(c, v, "\"%s\" must be an absolute path", cfg->control.socket);
-	if (cfg->control.socket[strlen(cfg->control.socket) - 1] == '/')
-		return cfg_fail(c, v, "\"%s\" names a directory, not a socket", cfg->control.socket);
-	return 0;
+	return socket_path(c, v, cfg->control.socket, sizeof(cfg->control.socket));
 }
 
-static int control_mode(struct ctx *c, const yaml_node_t *v, void *base)
+static int control_client_socket(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	struct mrcd_config *cfg = base;
+
+	return socket_path(c, v, cfg->control.client_socket, sizeof(cfg->control.client_socket));
+}
+
+/* A socket's permission bits: the owner reads and writes, nobody else
+ * writes (connecting to a UNIX socket takes write permission). */
+static int socket_mode(struct ctx *c, const yaml_node_t *v, uint32_t *out)
+{
 	const char *s = cfg_scalar(c, v, "an octal mode");
 	const char *d;
 	unsigned long m;
@@ -609,22 +656,47 @@ static int control_mode(struct ctx *c, const yaml_node_t *v, void *base)
 		return cfg_fail(c, v, "%s is out of range 0..0777", s);
 	if ((m & 0600) != 0600)
 		return cfg_fail(c, v, "%s: the owner needs read and write (0600)", s);
-	cfg->control.mode = (uint32_t)m;
+	if (m & 0002)
+		return cfg_fail(c, v, "%s is world-writable (o+w): any local user could use the socket; "
+				"give access with a group instead", s);
+	*out = (uint32_t)m;
 	return 0;
 bad:
 	return cfg_fail(c, v, "must be an octal mode such as 0660, not \"%s\"", s);
+}
+
+static int control_mode(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	return socket_mode(c, v, &((struct mrcd_config *)base)->control.mode);
+}
+
+static int control_client_mode(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	return socket_mode(c, v, &((struct mrcd_config *)base)->control.client_mode);
+}
+
+static int group_name(struct ctx *c, const yaml_node_t *v, char *g, size_t cap)
+{
+	if (cfg_get_str(c, v, g, cap, false) != 0)
+		return -EINVAL;
+	for (const char *s = g; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
+			return cfg_fail(c, v, "\"%s\" is not a group name", g);
+	return 0;
 }
 
 static int control_group(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	struct mrcd_config *cfg = base;
 
-	if (cfg_get_str(c, v, cfg->control.group, sizeof(cfg->control.group), false) != 0)
-		return -EINVAL;
-	for (const char *s = cfg->control.group; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
-			return cfg_fail(c, v, "\"%s\" is not a group name", cfg->control.group);
-	return 0;
+	return group_name(c, v, cfg->control.group, sizeof(cfg->control.group));
+}
+
+static int control_client_group(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	struct mrcd_config *cfg = base;
+
+	return group_name(c, v, cfg->control.client_group, sizeof(cfg->control.client_group));
 }
 
 static int sec_control(struct ctx *c, const yaml_node_t *v, void *base)
@@ -633,9 +705,24 @@ static int sec_control(struct ctx *c, const yaml_node_t *v, void *base)
 		FLD_FN("socket", control_socket),
 		FLD_FN("mode", control_mode),
 		FLD_FN("group", control_group),
+		FLD_FN("client_socket", control_client_socket),
+		FLD_FN("client_mode", control_client_mode),
+		FLD_FN("client_group", control_client_group),
+		FLD_UINT("max_connections", struct mrcd_config, control.max_connections, 4, 65536),
+		FLD_UINT("admin_reserved", struct mrcd_config, control.admin_reserved, 1, 65535),
+		FLD_UINT("idle_timeout_s", struct mrcd_config, control.idle_timeout_s, 1, 86400),
 	};
+	struct mrcd_config *cfg = base;
+	int rc = PARSE_MAP(c, v, f, base);
 
-	return PARSE_MAP(c, v, f, base);
+	if (rc == 0 && strcmp(cfg->control.client_socket, cfg->control.socket) == 0)
+		rc = cfg_fail_at(c, "control.client_socket", "control", "\"%s\" is control.socket too: "
+				 "the client socket needs a path of its own", cfg->control.client_socket);
+	if (rc == 0 && cfg->control.admin_reserved >= cfg->control.max_connections)
+		rc = cfg_fail_at(c, "control.admin_reserved", "control.max_connections",
+				 "%u leaves no connection for clients (control.max_connections is %u)",
+				 cfg->control.admin_reserved, cfg->control.max_connections);
+	return rc;
 }
 
 static int sec_telemetry(struct ctx *c, const yaml_node_t *v, void *base)

@@ -93,6 +93,16 @@ int cfg_fail(struct ctx *c, const yaml_node_t *n, const char *fmt, ...)
 	return -EINVAL;
 }
 
+int cfg_fail_line(struct ctx *c, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verr(c, line, c->path, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
 /* An error about @path at the line where it was configured (or, if it was
  * not, where @fallback was, or line 1). @return -EINVAL. */
 unsigned cfg_line_of(const struct ctx *c, const char *path)
@@ -155,6 +165,107 @@ void cfg_pop(struct ctx *c, size_t old)
 {
 	c->plen = old;
 	c->path[old] = '\0';
+}
+
+/* ---- nesting depth ------------------------------------------------------------ */
+
+/* One open collection of the pre-scan: its path, and where its next item
+ * stands (a list's index; a mapping's key or value). */
+struct depth_frame {
+	bool map, want_key;
+	unsigned idx;
+	unsigned key_line;         /* a mapping's latest key's line */
+	size_t base;               /* c->plen of the collection itself */
+};
+
+/* A node starts inside @f: put its key path in c->path. */
+static void depth_node_begin(struct ctx *c, struct depth_frame *f, const yaml_event_t *ev)
+{
+	if (!f->map) {
+		cfg_pop(c, f->base);
+		cfg_push_idx(c, f->idx);
+	} else if (f->want_key) {
+		cfg_pop(c, f->base);
+		cfg_push_key(c, ev->type == YAML_SCALAR_EVENT ? (const char *)ev->data.scalar.value : "?");
+		f->key_line = (unsigned)ev->start_mark.line + 1;
+	}
+}
+
+/* A node inside @f has ended: the next one is the list's next item, or
+ * the mapping's value after a key and its next key after a value. */
+static void depth_node_end(struct depth_frame *f)
+{
+	if (!f->map)
+		f->idx++;
+	else
+		f->want_key = !f->want_key;
+}
+
+int cfg_check_depth(struct ctx *c, const char *yaml, size_t len)
+{
+	const unsigned max = MRCD_CONFIG_MAX_DEPTH;
+	struct depth_frame st[MRCD_CONFIG_MAX_DEPTH];
+	yaml_parser_t p;
+	yaml_event_t ev;
+	unsigned depth = 0;
+	bool done = false;
+
+	if (!yaml_parser_initialize(&p))
+		return -ENOMEM;
+	yaml_parser_set_input_string(&p, (const unsigned char *)yaml, len);
+	while (!done && c->rc == 0 && yaml_parser_parse(&p, &ev)) {
+		unsigned line = (unsigned)ev.start_mark.line + 1;
+
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			depth = 0;
+			cfg_pop(c, 0);
+			break;
+		case YAML_SCALAR_EVENT:
+		case YAML_ALIAS_EVENT:
+			if (depth > 0) {
+				depth_node_begin(c, &st[depth - 1], &ev);
+				depth_node_end(&st[depth - 1]);
+			}
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (depth > 0)
+				depth_node_begin(c, &st[depth - 1], &ev);
+			if (depth == max) {
+				/* stop here: deeper levels are never parsed. A
+				 * mapping's value is named at its key's line (a
+				 * block collection starts on the next one) */
+				if (st[depth - 1].map && !st[depth - 1].want_key)
+					line = st[depth - 1].key_line;
+				cfg_fail_line(c, line, "nesting deeper than %u levels", max);
+				break;
+			}
+			st[depth] = (struct depth_frame){ .map = ev.type == YAML_MAPPING_START_EVENT,
+							  .want_key = true, .base = c->plen };
+			depth++;
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			if (depth == 0)
+				break;
+			depth--;
+			cfg_pop(c, st[depth].base);
+			if (depth > 0)
+				depth_node_end(&st[depth - 1]);
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	/* a syntax error stops the scan: the document loader reports it */
+	yaml_parser_delete(&p);
+	cfg_pop(c, 0);
+	return c->rc;
 }
 
 /* ---- scalars ----------------------------------------------------------------- */

@@ -28,25 +28,32 @@ static_assert(MRCD_CTL_CONN_INFO_LEN == MRCP_CONN_INFO_LEN,
 /* The command table (MRCD_CTL_CMDS), column by column. */
 static const char *const cmd_names[MRCD_CTL_CMD_COUNT] = {
 	[MRCD_CTL_INVALID] = NULL,
-#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = #n,
+#define X(e, n, a, r, c, p, h) [MRCD_CTL_##e] = #n,
 	MRCD_CTL_CMDS(X)
 #undef X
 };
 
 static const char *const cmd_help[MRCD_CTL_CMD_COUNT] = {
-#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = h,
+#define X(e, n, a, r, c, p, h) [MRCD_CTL_##e] = h,
 	MRCD_CTL_CMDS(X)
 #undef X
 };
 
 static const enum mrcd_ctl_route cmd_route[MRCD_CTL_CMD_COUNT] = {
-#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = MRCD_CTL_ROUTE_##r,
+#define X(e, n, a, r, c, p, h) [MRCD_CTL_##e] = MRCD_CTL_ROUTE_##r,
 	MRCD_CTL_CMDS(X)
 #undef X
 };
 
 static const enum mrcd_ctl_combine cmd_combine[MRCD_CTL_CMD_COUNT] = {
-#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = MRCD_CTL_COMBINE_##c,
+#define X(e, n, a, r, c, p, h) [MRCD_CTL_##e] = MRCD_CTL_COMBINE_##c,
+	MRCD_CTL_CMDS(X)
+#undef X
+};
+
+/* Rows not in the table (MRCD_CTL_INVALID) read as ADMIN, the default deny. */
+static const enum mrcd_ctl_rights cmd_rights[MRCD_CTL_CMD_COUNT] = {
+#define X(e, n, a, r, c, p, h) [MRCD_CTL_##e] = MRCD_CTL_RIGHTS_##p,
 	MRCD_CTL_CMDS(X)
 #undef X
 };
@@ -77,6 +84,13 @@ enum mrcd_ctl_combine mrcd_ctl_cmd_combine(enum mrcd_ctl_cmd c)
 	if ((unsigned)c >= MRCD_CTL_CMD_COUNT)
 		return MRCD_CTL_COMBINE_ONE;
 	return cmd_combine[c];
+}
+
+enum mrcd_ctl_rights mrcd_ctl_cmd_rights(enum mrcd_ctl_cmd c)
+{
+	if ((unsigned)c >= MRCD_CTL_CMD_COUNT)
+		return MRCD_CTL_RIGHTS_ADMIN;
+	return cmd_rights[c];
 }
 
 bool mrcd_ctl_cmd_needs_session(enum mrcd_ctl_cmd c)
@@ -724,7 +738,7 @@ static const struct cmd_spec args_qp_create = {keys_qp_create, parse_qp_create};
 static const struct cmd_spec args_qp_connect = {keys_qp_connect, parse_qp_connect};
 
 static const struct cmd_spec *const specs[MRCD_CTL_CMD_COUNT] = {
-#define X(e, n, a, r, c, h) [MRCD_CTL_##e] = &args_##a,
+#define X(e, n, a, r, c, p, h) [MRCD_CTL_##e] = &args_##a,
 	MRCD_CTL_CMDS(X)
 #undef X
 };

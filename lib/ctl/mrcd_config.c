@@ -69,6 +69,10 @@ void mrcd_config_defaults(struct mrcd_config *c)
 	c->srv6.enabled = false;
 	snprintf(c->control.socket, sizeof(c->control.socket), "%s", "/run/mrcd/mrcd.sock");
 	c->control.mode = 0660;
+	c->control.client_mode = 0660;
+	c->control.max_connections = 256;
+	c->control.admin_reserved = 8;
+	c->control.idle_timeout_s = 60;
 	c->telemetry.enabled = true;
 	c->limits.max_qps = 256;
 	c->limits.max_mrs = 1024;
@@ -411,6 +415,20 @@ int mrcd_config_load_string(const char *name, const char *yaml, struct mrcd_conf
 		return -ENOMEM;
 	}
 	mrcd_config_defaults(cfg);
+	memset(&c, 0, sizeof(c));
+	c.name = name;
+	c.err = err;
+	c.errlen = errlen;
+	c.cfg = cfg;
+	/* before libyaml builds a document: its cost grows with the square of
+	 * the nesting (a 20,000-level document took seconds) */
+	rc = cfg_check_depth(&c, yaml, strlen(yaml));
+	if (rc != 0) {
+		if (rc == -ENOMEM)
+			set_err(err, errlen, "%s: out of memory", name);
+		free(cfg);
+		return rc;
+	}
 	if (!yaml_parser_initialize(&parser)) {
 		free(cfg);
 		set_err(err, errlen, "%s: out of memory", name);
@@ -432,12 +450,7 @@ int mrcd_config_load_string(const char *name, const char *yaml, struct mrcd_conf
 		free(cfg);
 		return rc;
 	}
-	memset(&c, 0, sizeof(c));
-	c.name = name;
 	c.doc = &doc;
-	c.err = err;
-	c.errlen = errlen;
-	c.cfg = cfg;
 	root = yaml_document_get_root_node(&doc);
 	c.root_line = 1;
 	if (root == NULL) {

@@ -29,6 +29,7 @@
 #define MRCD_GROUP_MAX 64             /* group name, incl. NUL */
 #define MRCD_MAX_LCORES 4             /* worker lcores: one engine each, D63 (MRCP_SHARDS) */
 #define MRCD_LCORE_ID_MAX 1023        /* highest lcore id accepted */
+#define MRCD_CONFIG_MAX_DEPTH 32      /* nesting levels of mappings and lists (ours use 5) */
 #define MRCD_SRV6_MAX_USIDS 6         /* uSIDs in an F3216 DA (§2.3) */
 #define MRCD_MAX_ROUTES 16            /* static routes per port */
 
@@ -126,6 +127,9 @@ struct mrcd_config {
 	struct {
 		uint16_t ids[MRCD_MAX_LCORES]; /**< worker lcore ids, unique; default {1} */
 		unsigned n_ids;
+		unsigned id_lines[MRCD_MAX_LCORES]; /**< the line each id was given on
+						     *   (0: the default), for
+						     *   mrcd_config_check_host */
 		enum mrcd_idle idle;  /**< adaptive: sleep until the next deadline */
 	} lcores;
 
@@ -168,9 +172,21 @@ struct mrcd_config {
 	} srv6;
 
 	struct {
-		char socket[MRCD_PATH_MAX]; /**< UNIX socket path, absolute */
-		uint32_t mode;        /**< permission bits of the socket, 0..0777 */
-		char group[MRCD_GROUP_MAX]; /**< owning group; "" = the daemon's */
+		/* Two sockets (docs/control.md, "Access"): the socket you came
+		 * through decides what you may run. */
+		char socket[MRCD_PATH_MAX]; /**< the admin socket: every command;
+						 absolute, absent or a socket when loaded */
+		uint32_t mode;        /**< its permission bits, 0..0777, never o+w */
+		char group[MRCD_GROUP_MAX]; /**< its group; "" = the daemon's */
+		char client_socket[MRCD_PATH_MAX]; /**< the client socket: client
+						 commands only; "" = none */
+		uint32_t client_mode; /**< its permission bits, never o+w */
+		char client_group[MRCD_GROUP_MAX]; /**< its group; "" = the daemon's */
+		uint32_t max_connections; /**< control connections at once, on both sockets */
+		uint32_t admin_reserved;  /**< of max_connections, kept for the admin socket;
+					       < max_connections */
+		uint32_t idle_timeout_s;  /**< a connection without a client session that
+					       moves no byte for this long is closed, s */
 	} control;
 
 	struct {
@@ -241,6 +257,34 @@ void mrcd_config_to_engine(const struct mrcd_config *c, struct mrcp_engine_confi
 /** Fill @rx (frame receive settings, mrcp_frame.h) from @c: UDP port,
  *  accept_alt_port, ev_layout, DSCPs, last-hop hop limit. */
 void mrcd_config_to_frame_rx(const struct mrcd_config *c, struct mrcp_frame_rx_cfg *rx);
+
+#define MRCD_HOST_MAX_CPUS 1024 /* CPU and lcore ids the host check knows */
+
+/** The machine a configuration is checked against (mrcd_config_check_host). */
+struct mrcd_host {
+	uint64_t cpus[MRCD_HOST_MAX_CPUS / 64]; /**< bit i: this process may run on CPU i */
+	unsigned max_lcores;      /**< lcore ids below this exist (DPDK's RTE_MAX_LCORE); 0 = any */
+};
+
+/** Fill @h's CPUs from sched_getaffinity() (max_lcores 0). @return 0 or -errno. */
+int mrcd_host_read(struct mrcd_host *h);
+
+/**
+ * Check loaded @c's worker lcores against machine @h and the EAL arguments
+ * the daemon will pass (@eal: eal.args, then the command line's; @n_eal).
+ * Without a core list among them (-l, -c, --lcores) mrcd passes
+ * "-l 0,<ids>": lcore i runs on CPU i and lcore 0 is the main lcore, so
+ * every id must be a CPU of @h other than 0, and CPU 0 must be in @h. With
+ * one, every id must be one of its lcores, not its main lcore (the lowest,
+ * or --main-lcore), and its CPUs and the main lcore's must be in @h. A core
+ * list this reader cannot follow is left to EAL. Every id is also below
+ * @h->max_lcores. `mrcd --check` and mrcd's start run it after loading.
+ * @param name  the file name for messages.
+ * @return 0; -EINVAL with @err "<name>:<line>: lcores.ids[i]: <reason>"
+ *         (the line of that id, or of the first); -ENOMEM.
+ */
+int mrcd_config_check_host(const char *name, const struct mrcd_config *c, char *const *eal,
+			   unsigned n_eal, const struct mrcd_host *h, char *err, size_t errlen);
 
 /** The address family the planes run: 6 if every port has an IPv6 address,
  *  else 4. */

@@ -55,6 +55,17 @@ enum mrcd_ctl_route {
 	MRCD_CTL_ROUTE_SESSION,    /* the worker of the caller's client session; needs one */
 };
 
+/*
+ * Who may run a command (the RIGHTS column below; docs/control.md, "Access").
+ * The socket a connection came through decides: control.socket is the
+ * admin's (every command), control.client_socket runs CLIENT commands only;
+ * who may connect to each is its file's mode and group.
+ */
+enum mrcd_ctl_rights {
+	MRCD_CTL_RIGHTS_ADMIN = 0, /* changes the daemon or reads other tenants' state */
+	MRCD_CTL_RIGHTS_CLIENT,    /* attach, the caller's own session, what connecting needs */
+};
+
 /* How the answers of several workers are folded into the first one's
  * (MRCD_CTL_ROUTE_ALL; the others take one answer). */
 enum mrcd_ctl_combine {
@@ -66,51 +77,55 @@ enum mrcd_ctl_combine {
 };
 
 /*
- * Commands, one row each: X(ENUM, name, args, route, combine, help).
+ * Commands, one row each: X(ENUM, name, args, route, combine, rights, help).
  *   name     the wire name (#name); the daemon's handler is cmd_<name>
  *   args     the argument spec in ctl_proto.c (args_<args>: keys, parser)
  *   route    MRCD_CTL_ROUTE_<route>; SESSION also means "needs a session"
  *   combine  MRCD_CTL_COMBINE_<combine>
+ *   rights   MRCD_CTL_RIGHTS_<rights>: who may run it (docs/control.md,
+ *            "Access"); checked in one place, mrcd_ctl_rights_check()
  *   help     one line for `mrcctl help`
  * A new command is a row here, an argument spec (or an existing one) and a
  * handler; a row without either does not compile. The order is the order of
  * `mrcctl help`.
  */
 #define MRCD_CTL_CMDS(X)                                                        \
-	X(VERSION, version, none, DAEMON, ONE, "protocol and daemon versions")  \
-	X(STATUS, status, none, ALL, STATUS, "daemon summary: uptime, ports, QPs, lcores") \
-	X(PORTS, ports, none, ALL, PORTS, "every port (plane): link, addresses, gateways, counters") \
-	X(NEIGHBOURS, neighbours, none, ALL, LIST, "every worker's neighbour table: next hops, gateways, state") \
-	X(LCORES, lcores, none, ALL, LIST, "worker lcores: loops, idle time, queues") \
-	X(QPS, qps, none, ALL, LIST, "every QP, one line each")                 \
-	X(QP, qp, qp, QPN, ONE, "one QP in full: args {qpn}")                   \
-	X(EVS, evs, qp, QPN, ONE, "one QP's EVs, state and counters: args {qpn}") \
-	X(COUNTERS, counters, none, ALL, SUM, "engine and datapath counters")   \
-	X(FAULTS, faults, none, WORKER0, ONE, "the fault-injection rules in force") \
-	X(FAULT_SET, fault_set, fault_set, ALL, ONE, "add a fault rule: args {port, ...}") \
-	X(FAULT_CLEAR, fault_clear, fault_clear, ALL, ONE, "remove fault rules: args {rule} or {port} or {}") \
-	X(EV_DENY, ev_deny, ev_deny, QPN, ONE, "deny or allow one EV of a QP: args {qpn, ev, deny}") \
-	X(PORT_ADMIN, port_admin, port_admin, ALL, ONE, "set a port admin up or down: args {port, up}") \
-	X(LOG_LEVEL, log_level, log_level, DAEMON, ONE, "set the log level: args {level, type?}") \
-	X(EV_PROBE, ev_probe, ev_probe, PEER, ONE, "probe one EV to a peer: args {node, port, ev}") \
-	X(PROBES, probes, none, ALL, LIST, "the latest EV probe results")       \
-	X(SELFTEST_LISTEN, selftest_listen, st_listen, PICK, ONE, "selftest: open a receiving side: args {region_bytes?, worker?}") \
-	X(SELFTEST_START, selftest_start, st_start, PICK, ONE, "selftest: open a sending side: args {peer_info, bytes, ..., worker?}") \
-	X(SELFTEST_ACCEPT, selftest_accept, st_accept, SELFTEST, ONE, "selftest: connect a receiving side: args {id, peer_info}") \
-	X(SELFTEST_RUN, selftest_run, st_id, SELFTEST, ONE, "selftest: begin sending: args {id}") \
-	X(SELFTEST_STATUS, selftest_status, st_id, SELFTEST, ONE, "selftest: progress and results: args {id}") \
-	X(SELFTEST_STOP, selftest_stop, st_id, SELFTEST, ONE, "selftest: end one and free it: args {id}") \
-	X(ATTACH, attach, attach, SOCKET, ONE, "client: create this connection's arena (fds in the reply): args {abi, heap_bytes?, sq_depth?, rq_depth?, cq_depth?}") \
-	X(REG_MR, reg_mr, reg_mr, SESSION, ONE, "client: register arena heap bytes: args {ofs, len, access}") \
-	X(DEREG_MR, dereg_mr, dereg_mr, SESSION, ONE, "client: deregister: args {lkey}") \
-	X(QP_CREATE, qp_create, qp_create, SESSION, ONE, "client: create a QP: args {sq_depth?, rq_depth?, user_ctx?}") \
-	X(QP_INFO, qp_info, qp, SESSION, ONE, "client: a QP's connection info: args {qpn}") \
-	X(QP_CONNECT, qp_connect, qp_connect, SESSION, ONE, "client: connect a QP to its peer: args {qpn, peer_info}") \
-	X(QP_DESTROY, qp_destroy, qp, SESSION, ONE, "client: destroy a QP: args {qpn}")
+	X(VERSION, version, none, DAEMON, ONE, CLIENT, "protocol and daemon versions")  \
+	X(STATUS, status, none, ALL, STATUS, ADMIN, "daemon summary: uptime, ports, QPs, lcores") \
+	X(CONTROL, control, none, SOCKET, ONE, ADMIN, "the control socket: connections, limits, refusals") \
+	X(PORTS, ports, none, ALL, PORTS, CLIENT, "every port (plane): link, addresses, gateways, counters") \
+	X(NEIGHBOURS, neighbours, none, ALL, LIST, ADMIN, "every worker's neighbour table: next hops, gateways, state") \
+	X(LCORES, lcores, none, ALL, LIST, ADMIN, "worker lcores: loops, idle time, queues") \
+	X(QPS, qps, none, ALL, LIST, ADMIN, "every QP, one line each")                 \
+	X(QP, qp, qp, QPN, ONE, ADMIN, "one QP in full: args {qpn}")                   \
+	X(EVS, evs, qp, QPN, ONE, ADMIN, "one QP's EVs, state and counters: args {qpn}") \
+	X(COUNTERS, counters, none, ALL, SUM, ADMIN, "engine and datapath counters")   \
+	X(FAULTS, faults, none, WORKER0, ONE, ADMIN, "the fault-injection rules in force") \
+	X(FAULT_SET, fault_set, fault_set, ALL, ONE, ADMIN, "add a fault rule: args {port, ...}") \
+	X(FAULT_CLEAR, fault_clear, fault_clear, ALL, ONE, ADMIN, "remove fault rules: args {rule} or {port} or {}") \
+	X(EV_DENY, ev_deny, ev_deny, QPN, ONE, ADMIN, "deny or allow one EV of a QP: args {qpn, ev, deny}") \
+	X(PORT_ADMIN, port_admin, port_admin, ALL, ONE, ADMIN, "set a port admin up or down: args {port, up}") \
+	X(LOG_LEVEL, log_level, log_level, DAEMON, ONE, ADMIN, "set the log level: args {level, type?}") \
+	X(EV_PROBE, ev_probe, ev_probe, PEER, ONE, ADMIN, "probe one EV to a peer: args {node, port, ev}") \
+	X(PROBES, probes, none, ALL, LIST, ADMIN, "the latest EV probe results")       \
+	X(SELFTEST_LISTEN, selftest_listen, st_listen, PICK, ONE, ADMIN, "selftest: open a receiving side: args {region_bytes?, worker?}") \
+	X(SELFTEST_START, selftest_start, st_start, PICK, ONE, ADMIN, "selftest: open a sending side: args {peer_info, bytes, ..., worker?}") \
+	X(SELFTEST_ACCEPT, selftest_accept, st_accept, SELFTEST, ONE, ADMIN, "selftest: connect a receiving side: args {id, peer_info}") \
+	X(SELFTEST_RUN, selftest_run, st_id, SELFTEST, ONE, ADMIN, "selftest: begin sending: args {id}") \
+	X(SELFTEST_STATUS, selftest_status, st_id, SELFTEST, ONE, ADMIN, "selftest: progress and results: args {id}") \
+	X(SELFTEST_STOP, selftest_stop, st_id, SELFTEST, ONE, ADMIN, "selftest: end one and free it: args {id}") \
+	X(ATTACH, attach, attach, SOCKET, ONE, CLIENT, "client: create this connection's arena (fds in the reply): args {abi, heap_bytes?, sq_depth?, rq_depth?, cq_depth?}") \
+	X(REG_MR, reg_mr, reg_mr, SESSION, ONE, CLIENT, "client: register arena heap bytes: args {ofs, len, access}") \
+	X(DEREG_MR, dereg_mr, dereg_mr, SESSION, ONE, CLIENT, "client: deregister: args {lkey}") \
+	X(QP_CREATE, qp_create, qp_create, SESSION, ONE, CLIENT, "client: create a QP: args {sq_depth?, rq_depth?, user_ctx?}") \
+	X(QP_INFO, qp_info, qp, SESSION, ONE, CLIENT, "client: a QP's connection info: args {qpn}") \
+	X(QP_CONNECT, qp_connect, qp_connect, SESSION, ONE, CLIENT, "client: connect a QP to its peer: args {qpn, peer_info}") \
+	X(QP_DESTROY, qp_destroy, qp, SESSION, ONE, CLIENT, "client: destroy a QP: args {qpn}") \
+	X(QP_QUERY, qp_query, qp, SESSION, ONE, CLIENT, "client: one of its QPs' state and why it failed (D70): args {qpn}")
 
 enum mrcd_ctl_cmd {
 	MRCD_CTL_INVALID = 0,
-#define X(e, n, a, r, c, h) MRCD_CTL_##e,
+#define X(e, n, a, r, c, p, h) MRCD_CTL_##e,
 	MRCD_CTL_CMDS(X)
 #undef X
 	MRCD_CTL_CMD_COUNT
@@ -205,7 +220,7 @@ struct mrcd_ctl_req {
 		struct {                         /**< QP_CONNECT */
 			uint32_t qpn;
 			uint8_t peer_info[MRCD_CTL_CONN_INFO_LEN];
-		} qp_connect;                    /**< QP_INFO, QP_DESTROY use qp */
+		} qp_connect;                    /**< QP_INFO, QP_DESTROY, QP_QUERY use qp */
 	};
 };
 
@@ -235,6 +250,8 @@ const char *mrcd_ctl_cmd_help(enum mrcd_ctl_cmd c);
 enum mrcd_ctl_route mrcd_ctl_cmd_route(enum mrcd_ctl_cmd c);
 /** How several workers' answers to @c are folded (its row's combine). */
 enum mrcd_ctl_combine mrcd_ctl_cmd_combine(enum mrcd_ctl_cmd c);
+/** Who may run @c (its row's rights; ADMIN for an invalid value). */
+enum mrcd_ctl_rights mrcd_ctl_cmd_rights(enum mrcd_ctl_cmd c);
 /** Does @c act on the caller's client session (route SESSION)? */
 bool mrcd_ctl_cmd_needs_session(enum mrcd_ctl_cmd c);
 /** The command of a wire name, or MRCD_CTL_INVALID. */

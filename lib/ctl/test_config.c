@@ -116,6 +116,11 @@ TEST(config, defaults__match_the_brief)
 	ASSERT_EQ(MRCD_CC_SCOPE_PEER, c.cc.scope);   /* D53 */
 	ASSERT_STREQ("/run/mrcd/mrcd.sock", c.control.socket);
 	ASSERT_EQ(0660, c.control.mode);
+	ASSERT_EQ(256u, c.control.max_connections);
+	ASSERT_EQ(8u, c.control.admin_reserved);
+	ASSERT_EQ(60u, c.control.idle_timeout_s);
+	ASSERT_STREQ("", c.control.client_socket);
+	ASSERT_EQ(0660, c.control.client_mode);
 	ASSERT_TRUE(c.telemetry.enabled);
 	ASSERT_EQ(0u, c.n_ports);
 	ASSERT_EQ(1u, c.lcores.n_ids);
@@ -343,7 +348,9 @@ static const char all_keys[] =
 	"      plane_shift: 12\n"
 	"      uplink_usid: 1\n"
 	"      uplink_mask: 0x00ff\n"
-	"control: {socket: /tmp/x/mrcd.sock, mode: '0o600', group: mrc}\n"
+	"control: {socket: /tmp/x/mrcd.sock, mode: '0o600', group: mrc, max_connections: 1000,\n"
+	"          admin_reserved: 16, idle_timeout_s: 5, client_socket: /tmp/x/client.sock,\n"
+	"          client_mode: 0640, client_group: tenants}\n"
 	"telemetry: {enabled: false}\n"
 	"limits:\n"
 	"  max_qps: 1024\n"
@@ -432,6 +439,12 @@ TEST(config, all_keys__parsed_into_their_fields)
 	ASSERT_STREQ("/tmp/x/mrcd.sock", c.control.socket);
 	ASSERT_EQ(0600, c.control.mode);
 	ASSERT_STREQ("mrc", c.control.group);
+	ASSERT_EQ(1000u, c.control.max_connections);
+	ASSERT_EQ(16u, c.control.admin_reserved);
+	ASSERT_EQ(5u, c.control.idle_timeout_s);
+	ASSERT_STREQ("/tmp/x/client.sock", c.control.client_socket);
+	ASSERT_EQ(0640, c.control.client_mode);
+	ASSERT_STREQ("tenants", c.control.client_group);
 	ASSERT_FALSE(c.telemetry.enabled);
 	ASSERT_EQ(32u, c.limits.per_client.max_qps);
 	ASSERT_EQ(1u, c.n_faults);
@@ -527,6 +540,7 @@ TEST(config, bad__every_file_fails_with_its_message)
 		char path[512], err[512], want[256];
 		char *text, *nl;
 		struct mrcd_config c;
+		bool loaded;
 		int rc;
 
 		snprintf(path, sizeof(path), "%s/%s", MRCD_BAD_CONFIG_DIR, names[i]);
@@ -539,6 +553,15 @@ TEST(config, bad__every_file_fails_with_its_message)
 		snprintf(want, sizeof(want), "%.*s", (int)(nl - text - 10), text + 10);
 		free(text);
 		rc = mrcd_config_load(path, &c, err, sizeof(err));
+		loaded = rc == 0;
+		if (loaded) {
+			/* a file the loader takes: the machine check `mrcd
+			 * --check` runs next must refuse it */
+			struct mrcd_host h;
+
+			ASSERT_EQ(0, mrcd_host_read(&h));
+			rc = mrcd_config_check_host(path, &c, c.eal.args, c.eal.n_args, &h, err, sizeof(err));
+		}
 		if (rc != -EINVAL || strstr(err, want) == NULL) {
 			/* report every mismatch, then fail */
 			fprintf(stderr, "  %s: rc %d\n    want \"%s\"\n    got  \"%s\"\n", names[i], rc, want, err);
@@ -546,7 +569,8 @@ TEST(config, bad__every_file_fails_with_its_message)
 		}
 		/* every message names the file and a line */
 		ASSERT_TRUE(strncmp(err, path, strlen(path)) == 0 && err[strlen(path)] == ':');
-		ASSERT_EQ(0u, c.n_ports); /* left at the defaults */
+		if (!loaded)
+			ASSERT_EQ(0u, c.n_ports); /* left at the defaults */
 		mrcd_config_free(&c);
 	}
 	free_names(names, n);
@@ -691,4 +715,260 @@ TEST(config, load__empty_sections_are_allowed)
 	mrcd_config_free(&c);
 	ASSERT_EQ(-EINVAL, mrcd_config_load_string("n", "ports:\n", &c, err, sizeof(err)));
 	ASSERT_STREQ("n:1: ports: must list at least one port", err);
+}
+
+/* ---- nesting depth ----------------------------------------------------------------- */
+
+/* "ports: " + @n "[" + @n "]" */
+static char *nested(unsigned n)
+{
+	char *y = malloc(2 * n + 16);
+
+	strcpy(y, "ports: ");
+	memset(y + 7, '[', n);
+	memset(y + 7 + n, ']', n);
+	strcpy(y + 7 + 2 * n, "\n");
+	return y;
+}
+
+TEST(config, depth__the_limit_itself_passes_the_scan)
+{
+	/* the root mapping is level 1: "ports: [[...]]" with 31 lists is 32 */
+	char *y = nested(MRCD_CONFIG_MAX_DEPTH - 1);
+	struct mrcd_config c;
+	char err[512];
+
+	ASSERT_EQ(-EINVAL, mrcd_config_load_string("d.yaml", y, &c, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "d.yaml:1: ports[0]: must be a mapping"); /* the schema's error, not the scan's */
+	free(y);
+}
+
+TEST(config, depth__one_level_more_is_refused_with_its_path)
+{
+	char *y = nested(MRCD_CONFIG_MAX_DEPTH);
+	struct mrcd_config c;
+	char err[512], want[256];
+
+	ASSERT_EQ(-EINVAL, mrcd_config_load_string("d.yaml", y, &c, err, sizeof(err)));
+	strcpy(want, "d.yaml:1: ports");
+	for (unsigned i = 0; i < MRCD_CONFIG_MAX_DEPTH - 1; i++)
+		strcat(want, "[0]");
+	strcat(want, ": nesting deeper than 32 levels");
+	ASSERT_STREQ(want, err);
+	ASSERT_EQ(0u, c.n_ports);
+	free(y);
+}
+
+TEST(config, depth__block_mappings_name_the_key_line)
+{
+	char y[4096] = "ports: [{name: p, devargs: net_null0, ipv4: 10.0.0.1/8}]\nx:\n";
+	struct mrcd_config c;
+	char err[512];
+
+	for (unsigned i = 0; i < 40; i++) {
+		size_t o = strlen(y);
+
+		snprintf(y + o, sizeof(y) - o, "%*sk%u:\n", (int)(2 * (i + 1)), "", i);
+	}
+	ASSERT_EQ(-EINVAL, mrcd_config_load_string("b.yaml", y, &c, err, sizeof(err)));
+	/* x is level 2, x.k0 level 3, ... x.k29 level 32: k30 opens level 33 */
+	ASSERT_CONTAINS(err, "b.yaml:33: x.k0.k1.k2.");
+	ASSERT_CONTAINS(err, ".k29.k30: nesting deeper than 32 levels");
+}
+
+TEST(config, depth__a_deep_document_is_refused_before_it_is_built)
+{
+	/* libyaml's document loader needs seconds for 20,000 levels and
+	 * more than a minute for 100,000: the scan stops at level 33 (the
+	 * unit suite's timeout is the bound) */
+	char *y = nested(100000);
+	struct mrcd_config c;
+	char err[512];
+
+	ASSERT_EQ(-EINVAL, mrcd_config_load_string("deep.yaml", y, &c, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "deep.yaml:1: ports[0][0]");
+	ASSERT_CONTAINS(err, ": nesting deeper than 32 levels");
+	free(y);
+}
+
+TEST(config, depth__keys_and_aliases_keep_the_path)
+{
+	static const char y[] =
+		"a: &x [1, 2]\n"
+		"b: *x\n"
+		"? [complex, key]\n"
+		": 1\n"
+		"ports: [{name: p, devargs: net_null0, ipv4: 10.0.0.1/8, q: [1, [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}]\n";
+	struct mrcd_config c;
+	char err[512];
+
+	ASSERT_EQ(-EINVAL, mrcd_config_load_string("k.yaml", y, &c, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "k.yaml:5: ports[0].q[1][0]");
+	ASSERT_CONTAINS(err, "[0]: nesting deeper than 32 levels");
+}
+
+TEST(config, depth__a_syntax_error_is_still_libyamls)
+{
+	struct mrcd_config c;
+	char err[512];
+
+	ASSERT_EQ(-EINVAL, mrcd_config_load_string("s.yaml", "ports: [[\n\t", &c, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "s.yaml:");
+	ASSERT_CONTAINS(err, ": yaml: ");
+}
+
+/* ---- mrcd_config_check_host ----------------------------------------------------------- */
+
+static void host_of(struct mrcd_host *h, const unsigned *cpus, unsigned n)
+{
+	memset(h, 0, sizeof(*h));
+	for (unsigned i = 0; i < n; i++)
+		h->cpus[cpus[i] / 64] |= 1ull << (cpus[i] % 64);
+}
+
+/* @ids on @lines, loaded from a tiny config with eal.args @eal (NULL: none). */
+static void lcores_cfg(struct mrcd_config *c, const char *ids, const char *eal)
+{
+	char y[512], err[256];
+
+	snprintf(y, sizeof(y), "%s%s%sports: [{name: p, devargs: net_null0, ipv4: 10.0.0.1/8}]\n"
+		 "lcores:\n  ids: %s\n", eal ? "eal: {args: " : "", eal ? eal : "", eal ? "}\n" : "", ids);
+	if (mrcd_config_load_string("h.yaml", y, c, err, sizeof(err)) != 0)
+		mrcp_test_fail(__FILE__, __LINE__, "%s", err);
+}
+
+static int host_check(const struct mrcd_config *c, const struct mrcd_host *h, char *err, size_t len)
+{
+	return mrcd_config_check_host("h.yaml", c, c->eal.args, c->eal.n_args, h, err, len);
+}
+
+TEST(config, check_host__default_core_list_is_cpu_per_lcore)
+{
+	static const unsigned two[] = { 0, 1 }, four[] = { 0, 1, 2, 3 }, not0[] = { 1, 2 };
+	struct mrcd_config c;
+	struct mrcd_host h;
+	char err[512];
+
+	host_of(&h, two, 2);
+	lcores_cfg(&c, "[1]", NULL);
+	ASSERT_EQ(0, host_check(&c, &h, err, sizeof(err)));
+	mrcd_config_free(&c);
+
+	lcores_cfg(&c, "[1, 3]", NULL);
+	ASSERT_EQ(-EINVAL, host_check(&c, &h, err, sizeof(err)));
+	ASSERT_STREQ("h.yaml:3: lcores.ids[1]: lcore 3 is not a CPU this process may run on (CPUs 0-1); "
+		     "with no core list in eal.args, lcore i runs on CPU i (map them with --lcores)", err);
+	host_of(&h, four, 4);
+	ASSERT_EQ(0, host_check(&c, &h, err, sizeof(err)));
+	mrcd_config_free(&c);
+
+	lcores_cfg(&c, "[2, 0]", NULL);
+	ASSERT_EQ(-EINVAL, host_check(&c, &h, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "h.yaml:3: lcores.ids[1]: lcore 0 is the main lcore (mrcd's control thread)");
+	mrcd_config_free(&c);
+
+	/* CPU 0 is not ours: the main lcore cannot run */
+	host_of(&h, not0, 2);
+	lcores_cfg(&c, "[1]", NULL);
+	ASSERT_EQ(-EINVAL, host_check(&c, &h, err, sizeof(err)));
+	ASSERT_STREQ("h.yaml:3: lcores.ids: the main lcore 0 runs on CPU 0, which this process may not run "
+		     "on (CPUs 1-2): give EAL a core list in eal.args (-l or --lcores)", err);
+	mrcd_config_free(&c);
+}
+
+TEST(config, check_host__dpdk_lcore_limit)
+{
+	static const unsigned cpus[] = { 0, 1, 200 };
+	struct mrcd_config c;
+	struct mrcd_host h;
+	char err[512];
+
+	host_of(&h, cpus, 3);
+	h.max_lcores = 128;
+	lcores_cfg(&c, "[1, 200]", NULL);
+	ASSERT_EQ(-EINVAL, host_check(&c, &h, err, sizeof(err)));
+	ASSERT_STREQ("h.yaml:3: lcores.ids[1]: lcore 200 is above the highest lcore id this build of DPDK "
+		     "has (127)", err);
+	h.max_lcores = 0;
+	ASSERT_EQ(0, host_check(&c, &h, err, sizeof(err)));
+	mrcd_config_free(&c);
+}
+
+TEST(config, check_host__eal_lcores_maps_lcores_to_cpus)
+{
+	static const unsigned two[] = { 0, 1 };
+	struct mrcd_config c;
+	struct mrcd_host h;
+	char err[512];
+
+	host_of(&h, two, 2);
+	/* workers.sh's mapping: three lcores on two CPUs */
+	lcores_cfg(&c, "[1, 2]", "['--lcores', '0@0,1@1,2@0']");
+	ASSERT_EQ(0, host_check(&c, &h, err, sizeof(err)));
+	mrcd_config_free(&c);
+	lcores_cfg(&c, "[1, 3]", "['--lcores=0@0,(1-2)@1']");
+	ASSERT_EQ(-EINVAL, host_check(&c, &h, err, sizeof(err)));
+	ASSERT_STREQ("h.yaml:4: lcores.ids[1]: lcore 3 is not in the EAL core list (--lcores 0@0,(1-2)@1)", err);
+	mrcd_config_free(&c);
+	lcores_cfg(&c, "[1]", "['--lcores', '0@0,1@(0,5)']");
+	ASSERT_EQ(-EINVAL, host_check(&c, &h, err, sizeof(err)));
+	ASSERT_STREQ("h.yaml:4: lcores.ids[0]: lcore 1 runs on a CPU this process may not run on "
+		     "(--lcores 0@0,1@(0,5); CPUs 0-1)", err);
+	mrcd_config_free(&c);
+	/* the lowest lcore is the main one unless --main-lcore says */
+	lcores_cfg(&c, "[3]", "['--lcores', '3@0,4@1']");
+	ASSERT_EQ(-EINVAL, host_check(&c, &h, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "lcores.ids[0]: lcore 3 is the main lcore of the EAL core list (--lcores 3@0,4@1)");
+	mrcd_config_free(&c);
+	lcores_cfg(&c, "[3]", "['--lcores', '3@0,4@1', '--main-lcore', '4']");
+	ASSERT_EQ(0, host_check(&c, &h, err, sizeof(err)));
+	mrcd_config_free(&c);
+	lcores_cfg(&c, "[3]", "['--lcores', '3@0,4@7', '--main-lcore=4']");
+	ASSERT_EQ(-EINVAL, host_check(&c, &h, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "lcores.ids: the main lcore 4 runs on CPU 7, which this process may not run on");
+	mrcd_config_free(&c);
+}
+
+TEST(config, check_host__eal_l_and_c)
+{
+	static const unsigned three[] = { 0, 1, 2 };
+	struct mrcd_config c;
+	struct mrcd_host h;
+	char err[512];
+
+	host_of(&h, three, 3);
+	lcores_cfg(&c, "[2]", "['-l', '1-2']");
+	ASSERT_EQ(0, host_check(&c, &h, err, sizeof(err)));
+	mrcd_config_free(&c);
+	lcores_cfg(&c, "[1]", "['-l1-2']");
+	ASSERT_EQ(-EINVAL, host_check(&c, &h, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "lcore 1 is the main lcore of the EAL core list (-l 1-2)");
+	mrcd_config_free(&c);
+	lcores_cfg(&c, "[2]", "['-c', '0x5']");
+	ASSERT_EQ(0, host_check(&c, &h, err, sizeof(err)));
+	mrcd_config_free(&c);
+	lcores_cfg(&c, "[1]", "['-c', '0x5']");
+	ASSERT_EQ(-EINVAL, host_check(&c, &h, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "lcore 1 is not in the EAL core list (-c 0x5)");
+	mrcd_config_free(&c);
+	lcores_cfg(&c, "[9]", "['-c', '0x201']");
+	ASSERT_EQ(-EINVAL, host_check(&c, &h, err, sizeof(err)));
+	ASSERT_CONTAINS(err, "lcore 9 runs on a CPU this process may not run on (-c 0x201; CPUs 0-2)");
+	mrcd_config_free(&c);
+	/* a list this reader does not follow is EAL's to judge */
+	lcores_cfg(&c, "[9]", "['--lcores', '0@0,9@x']");
+	ASSERT_EQ(0, host_check(&c, &h, err, sizeof(err)));
+	mrcd_config_free(&c);
+}
+
+TEST(config, check_host__reads_this_machine)
+{
+	struct mrcd_host h;
+	unsigned n = 0;
+
+	ASSERT_EQ(0, mrcd_host_read(&h));
+	for (unsigned i = 0; i < MRCD_HOST_MAX_CPUS / 64; i++)
+		n += (unsigned)__builtin_popcountll(h.cpus[i]);
+	ASSERT_GE(n, 1u);
+	ASSERT_EQ(0u, h.max_lcores);
 }

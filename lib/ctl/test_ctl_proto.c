@@ -183,7 +183,8 @@ TEST(ctl, cmd_table__every_command_has_a_row)
 TEST(ctl, cmd_table__sessions_routes_and_combines)
 {
 	static const enum mrcd_ctl_cmd sess[] = {MRCD_CTL_REG_MR, MRCD_CTL_DEREG_MR, MRCD_CTL_QP_CREATE,
-						 MRCD_CTL_QP_INFO, MRCD_CTL_QP_CONNECT, MRCD_CTL_QP_DESTROY};
+						 MRCD_CTL_QP_INFO, MRCD_CTL_QP_CONNECT, MRCD_CTL_QP_DESTROY,
+						 MRCD_CTL_QP_QUERY};
 	unsigned n = 0;
 
 	for (unsigned c = MRCD_CTL_INVALID + 1; c < MRCD_CTL_CMD_COUNT; c++)
@@ -559,6 +560,20 @@ TEST(ctl, qp__parses)
 	ASSERT_OK(req("{'v':1,'cmd':'evs','args':{'qpn':16777215}}"));
 	ASSERT_EQ(MRCD_CTL_EVS, r.cmd);
 	ASSERT_EQ(0xffffff, r.qp.qpn);
+}
+
+TEST(ctl, qp_query__a_client_command_on_its_own_qpn)
+{
+	/* D70: answered from the caller's session only (route SESSION), so a
+	 * client never learns about another's QPs through it */
+	ASSERT_OK(req("{'v':1,'cmd':'qp_query','id':4,'args':{'qpn':12}}"));
+	ASSERT_EQ(MRCD_CTL_QP_QUERY, r.cmd);
+	ASSERT_EQ(12, r.qp.qpn);
+	ASSERT_EQ(MRCD_CTL_ROUTE_SESSION, mrcd_ctl_cmd_route(MRCD_CTL_QP_QUERY));
+	ASSERT_TRUE(mrcd_ctl_cmd_needs_session(MRCD_CTL_QP_QUERY));
+	int_bounds(__LINE__, "{'v':1,'cmd':'qp_query','args':{%s}}", "qpn", 1, 0xffffff, true, true);
+	ASSERT_BAD(req("{'v':1,'cmd':'qp_query'}"), "args.qpn: missing required key");
+	ASSERT_BAD(req("{'v':1,'cmd':'qp_query','args':{'qpn':1,'client':2}}"), "args.client: unknown key");
 }
 
 TEST(ctl, qp__bounds_and_types)

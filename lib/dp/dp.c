@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <rte_errno.h>
@@ -248,6 +249,12 @@ int mrcd_dp_create(const struct mrcd_dp_config *config, struct mrcd_dp **out, ch
 		/* worker 0 keeps the seed as given, so one worker replays as before */
 		ecfg.seed = cfg->engine.seed + (uint64_t)k * 0x9e3779b97f4a7c15ull;
 		ecfg.shard = (uint8_t)k;
+		/* D68: memory keys from bits no --seed replays or log shows */
+		if (getrandom(&ecfg.key_seed, sizeof(ecfg.key_seed), 0) != (ssize_t)sizeof(ecfg.key_seed)) {
+			rc = -errno;
+			snprintf(err, errlen, "engine: memory key seed: getrandom: %s", strerror(errno));
+			goto fail;
+		}
 		rc = mrcp_engine_create(&ecfg, &dp->eng);
 		if (rc < 0) {
 			snprintf(err, errlen, "engine: %s", strerror(-rc));
@@ -277,6 +284,9 @@ static void worker_free(struct mrcd_dp *dp)
 {
 	for (unsigned i = 0; i < dp->n_ports; i++)
 		mrcd__port_free(dp, i);
+	for (unsigned k = 0; k < dp->n_local; k++)
+		rte_pktmbuf_free(dp->local[k]); /* D71: none unless stopped mid-pass */
+	dp->n_local = 0;
 	if (dp->handover) {
 		struct rte_mbuf *m;
 
@@ -447,14 +457,15 @@ unsigned mrcd_dp_qps(struct mrcd_dp *w, uint32_t *qpns, unsigned max)
 	return n;
 }
 
-void mrcd__qp_closing(struct mrcd_dp *dp, uint32_t qpn)
+/* Add @qpn's counters and its EVs' to @t. @return its EV set (NULL when the
+ * QP is gone or has none). */
+static const struct mrcp_ev_set *qp_sum(struct mrcd_dp *dp, uint32_t qpn, struct mrcd_dp_qp_sums *t)
 {
-	struct mrcd_dp_closed_qps *t = &dp->closed;
 	const struct mrcp_ev_set *evs = mrcp_qp_evs(dp->eng, qpn);
 	struct mrcp_qp_info qi;
 
 	if (mrcp_qp_info(dp->eng, qpn, &qi) < 0)
-		return;
+		return NULL;
 	t->qps++;
 #define X(n, d) t->qp.n += qi.c.n;
 	MRCP_QP_COUNTERS(X)
@@ -466,6 +477,33 @@ void mrcd__qp_closing(struct mrcd_dp *dp, uint32_t qpn)
 		MRCP_EV_COUNTERS(X)
 #undef X
 		t->evs_moved += c->transitions > 0;
+	}
+	return evs;
+}
+
+void mrcd__qp_closing(struct mrcd_dp *dp, uint32_t qpn)
+{
+	qp_sum(dp, qpn, &dp->closed);
+}
+
+void mrcd_dp_live_qps(struct mrcd_dp *w, struct mrcd_dp_live_qps *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < MRCD_DP_MAX_OWNERS; i++) {
+		const struct mrcp_ev_set *evs;
+
+		if (!w->owners[i].qpn || !(evs = qp_sum(w, w->owners[i].qpn, &out->sum)))
+			continue;
+		for (unsigned k = 0; k < evs->n_evs; k++) {
+			const struct mrcp_ev *e = &evs->evs[k];
+
+			if (e->port < 1 || e->port > MRCP_MAX_PORTS)
+				continue;
+			if (e->state < MRCP_EV_NSTATES)
+				out->ev_state[e->port - 1][e->state]++;
+			if (e->pool < 4)
+				out->ev_pool[e->port - 1][e->pool]++;
+		}
 	}
 }
 
@@ -540,7 +578,8 @@ int mrcd_dp_port_status(struct mrcd_dp *w, unsigned port, struct mrcd_dp_port_st
 	gw_status(w, port, &pc->gw4, &out->gw4);
 	gw_status(w, port, &pc->gw6, &out->gw6);
 	out->n_routes = pc->n_routes;
-	out->speed_mbps = p->link_speed_mbps;
+	out->speed_mbps = (uint32_t)(w->cfg->engine.port_bps[port] / 1000000u);
+	out->link_speed_mbps = p->link_speed_mbps;
 	out->c = p->c;
 	mrcd_fault_counters_get(w->faults, (uint8_t)port, &out->fault);
 	mrcd_neigh_counters_get(w->neigh, port, &out->neigh);

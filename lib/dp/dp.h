@@ -57,6 +57,8 @@
 	X(tx_no_srv6_row, "MRC packets dropped: no SRv6 template for the destination") \
 	X(tx_no_mbuf, "MRC packets dropped: mbuf pool empty")                  \
 	X(tx_build_err, "MRC packets dropped: frame build failed")             \
+	X(tx_local, "MRC frames to this daemon's own address, delivered to its receive path (D71)") \
+	X(rx_local, "MRC frames from this daemon itself, received without the wire (D71)") \
 	X(fault_delayq_full, "fault stage: packets dropped, delay queue full") \
 	X(link_changes, "link state changes seen")                             \
 	X(gw_down, "times the gateway went FAILED (the port down for the engine)")
@@ -73,6 +75,9 @@ struct mrcd_dp_port_counters {
 	X(busy_loops, "iterations that moved a packet or ran a timer")         \
 	X(sleeps, "idle sleeps (adaptive idle)")                               \
 	X(sleep_ns, "time spent asleep, ns")                                   \
+	X(stalls, "gaps in the loop over 4 base RTTs, told to the engine (D72)") \
+	X(stall_ns, "time lost in those gaps, ns")                             \
+	X(stall_max_ns, "the longest of those gaps, ns (a maximum, not a sum)") \
 	X(calls, "control calls run on the worker")                            \
 	X(wc, "completions taken from the engine")                             \
 	X(wc_unowned, "completions for a QP nobody owns")                      \
@@ -110,14 +115,27 @@ struct mrcd_dp_peer {
 	unsigned updates;          /**< updates seen */
 };
 
-/** What the QPs a worker destroyed had done, summed as each was destroyed
- *  (their own counters go with them): the per-path record of a benchmark
- *  whose clients come and go. */
-struct mrcd_dp_closed_qps {
-	uint64_t qps;               /**< QPs destroyed */
+/** Several QPs' counters summed: for the QPs a worker destroyed, summed as
+ *  each was destroyed (their own counters go with them: the per-path record
+ *  of a benchmark whose clients come and go), and for the live ones
+ *  (mrcd_dp_live_qps). */
+struct mrcd_dp_qp_sums {
+	uint64_t qps;               /**< QPs summed */
 	uint64_t evs_moved;         /**< of their EVs, those that ever changed state */
 	struct mrcp_qp_counters qp; /**< their counters, summed */
 	struct mrcp_ev_counters ev; /**< their EVs' counters, summed */
+};
+
+/** A worker's live QPs (those with an owner) at one instant
+ *  (mrcd_dp_live_qps): their counters summed, and their EVs counted per
+ *  plane by state and by pool - what a monitor samples in one request,
+ *  without any one EV's detail. */
+struct mrcd_dp_live_qps {
+	struct mrcd_dp_qp_sums sum;
+	/** [plane - 1][enum mrcp_ev_state]: EVs of that plane in that state */
+	uint32_t ev_state[MRCP_MAX_PORTS][MRCP_EV_NSTATES];
+	/** [plane - 1][enum mrcp_ev_pool]: EVs of that plane in that pool */
+	uint32_t ev_pool[MRCP_MAX_PORTS][4];
 };
 
 /** A snapshot of one worker (mrcd_dp_status). */
@@ -133,7 +151,7 @@ struct mrcd_dp_status {
 	unsigned n_qps;            /**< QPs with an owner (sessions, selftests) */
 	unsigned n_clients;        /**< client sessions it serves */
 	struct mrcd_dp_worker_counters c;
-	struct mrcd_dp_closed_qps closed; /**< QPs destroyed so far */
+	struct mrcd_dp_qp_sums closed; /**< QPs destroyed so far */
 	unsigned n_peers;
 	struct mrcd_dp_peer peers[MRCD_DP_PEERS]; /**< in the order first heard */
 	uint64_t n_probes;         /**< probe results recorded in total */
@@ -163,7 +181,10 @@ struct mrcd_dp_port_status {
 				    *   the port is down for the engine */
 	struct mrcd_dp_gw gw4, gw6; /**< the configured gateways */
 	unsigned n_routes;         /**< static routes configured */
-	uint32_t speed_mbps;       /**< as DPDK reports it */
+	uint32_t speed_mbps;       /**< configured (ports[].speed_gbps: what NSCC
+				    *   counts, D54) */
+	uint32_t link_speed_mbps;  /**< as DPDK reports it (0 = unknown; a
+				    *   virtual device reports a made-up figure) */
 	struct mrcd_dp_port_counters c;     /**< this worker's queue of the port */
 	struct mrcd_fault_counters fault;   /**< this worker's fault stage */
 	struct mrcd_neigh_counters neigh;   /**< this worker's neighbour table */
@@ -248,6 +269,9 @@ int mrcd_dp_port_status(struct mrcd_dp *w, unsigned port, struct mrcd_dp_port_st
 unsigned mrcd_dp_neighbours(struct mrcd_dp *w, struct mrcd_neigh_entry *out, unsigned max);
 /** The QPNs with an owner on @w, in a stable order. @return how many (at most @max). */
 unsigned mrcd_dp_qps(struct mrcd_dp *w, uint32_t *qpns, unsigned max);
+/** Sum worker @w's live QPs (the ones mrcd_dp_qps lists) and count their
+ *  EVs per plane by state and pool. */
+void mrcd_dp_live_qps(struct mrcd_dp *w, struct mrcd_dp_live_qps *out);
 /** Port admin state (0-based index); the engine learns it at once.
  *  @return 0, -ENOENT. */
 int mrcd_dp_port_admin(struct mrcd_dp *w, unsigned port, bool up, uint64_t now_ns);

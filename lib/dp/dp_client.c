@@ -21,6 +21,7 @@
 	X(recv_posted, "receive slots posted")                                 \
 	X(recv_bad, "receive posts refused")                                   \
 	X(cqe, "completions written to the completion ring")                   \
+	X(qp_errors, "QP-error entries written to the completion ring (D70)")  \
 	X(cq_wakes, "completion eventfd writes")                               \
 	X(cq_overflow, "completions held back: completion ring full")
 
@@ -56,6 +57,7 @@ struct mrcd_client {
 	struct mrc_shm_rh ring[MRCD_CLIENT_RINGS];
 	int cq_efd;                /* the daemon writes it: completions for a sleeper */
 	uint64_t va_base;
+	uint32_t pd;               /* D67: the session's protection domain (worker) */
 	/* limits */
 	uint32_t max_qps, max_wrs;
 	/* state (worker) */
@@ -130,7 +132,7 @@ int mrcd_client_create(struct mrcd_dp *w, uint32_t id, uint64_t heap_bytes,
 	c->qpns = calloc(c->max_qps, sizeof(*c->qpns));
 	c->wrs = calloc(c->max_wrs, sizeof(*c->wrs));
 	c->wr_free = calloc(c->max_wrs, sizeof(*c->wr_free));
-	c->ovf_cap = c->max_wrs + rq_depth + 64;
+	c->ovf_cap = c->max_wrs + rq_depth + c->max_qps + 64; /* + a QP-error entry per QP */
 	c->ovf = calloc(c->ovf_cap, sizeof(*c->ovf));
 	if (!c->qpns || !c->wrs || !c->wr_free || !c->ovf) {
 		snprintf(err, errlen, "out of memory");
@@ -253,9 +255,19 @@ static uint8_t status_of(uint8_t s)
 	case MRCP_WC_FLUSH_ERR: return MRC_SHM_WC_FLUSH_ERR;
 	case MRCP_WC_RETRY_EXC_ERR: return MRC_SHM_WC_RETRY_EXC_ERR;
 	case MRCP_WC_REM_ACCESS_ERR: return MRC_SHM_WC_REM_ACCESS_ERR;
+	case MRCP_WC_REM_INV_REQ_ERR: return MRC_SHM_WC_REM_INV_REQ_ERR;
+	case MRCP_WC_REM_OP_ERR: return MRC_SHM_WC_REM_OP_ERR;
 	default: return MRC_SHM_WC_GENERAL_ERR;
 	}
 }
+
+/* The client ABI numbers causes as lib/core does (D70). */
+#define CAUSE_SAME(N) _Static_assert((int)MRC_SHM_QP_CAUSE_##N == (int)MRCP_QP_ERR_##N, "cause " #N);
+CAUSE_SAME(NONE) CAUSE_SAME(RETRY_EXCEEDED) CAUSE_SAME(REMOTE_INVALID) CAUSE_SAME(REMOTE_ACCESS)
+CAUSE_SAME(REMOTE_OP) CAUSE_SAME(NO_RECV) CAUSE_SAME(WIMM_OVERFLOW) CAUSE_SAME(BAD_REQUEST)
+CAUSE_SAME(BAD_ACCESS)
+_Static_assert(MRCP_QP_ERR_COUNT == 9, "a new cause needs its MRC_SHM_QP_CAUSE_ number");
+#undef CAUSE_SAME
 
 static void on_wc(struct mrcd_dp *dp, void *ctx, const struct mrcp_wc *wc)
 {
@@ -287,11 +299,27 @@ static void on_wc(struct mrcd_dp *dp, void *ctx, const struct mrcp_wc *wc)
 		cq_push(c, &e);
 }
 
+/* D70: a QP that enters ERROR says so in the completion ring, after the
+ * completions its work was flushed with (drained first, in the same
+ * worker pass): a receiver with nothing outstanding learns of it too. */
 static void on_event(struct mrcd_dp *dp, void *ctx, const struct mrcp_event *ev)
 {
+	struct mrcd_client *c = ctx;
+	struct mrc_shm_cqe e;
+
 	(void)dp;
-	(void)ctx;
-	(void)ev; /* QP errors reach the client as flushed completions */
+	if (ev->type != MRCP_EVENT_QP_ERROR)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.qp = ev->qpn;
+	e.opcode = MRC_SHM_WC_QP_ERROR;
+	e.status = status_of(ev->qp_error.status);
+	e.cause = ev->qp_error.cause;
+	e.msn = ev->qp_error.msn;
+	e.imm = ev->qp_error.imm;
+	e.byte_len = ev->qp_error.byte_len;
+	c->c.qp_errors++;
+	cq_push(c, &e);
 }
 
 /* ---- work requests --------------------------------------------------------------- */
@@ -522,9 +550,15 @@ void mrcd__clients_free(struct mrcd_dp *w)
 static int client_attach(struct mrcd_dp *dp, struct mrcd_client *c)
 {
 	struct client_list *l = list_of(dp);
+	int rc;
 
 	if (!l)
 		return -ENOMEM;
+	/* D67: a session is one protection domain: its QPs reach its regions
+	 * only, and nobody else's QPs reach them */
+	rc = mrcp_pd_alloc(dp->eng, &c->pd);
+	if (rc < 0)
+		return rc;
 	c->next = l->head;
 	l->head = c;
 	return 0;
@@ -543,6 +577,7 @@ static void client_detach(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t no
 			c->mrs[i].used = false;
 			c->chk[i].used = false;
 		}
+	mrcp_pd_free(dp->eng, c->pd); /* empty now */
 	if (!l)
 		return;
 	for (struct mrcd_client **pp = &l->head; *pp; pp = &(*pp)->next)
@@ -566,9 +601,9 @@ int mrcd_client_reg_mr(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t ofs, 
 			break;
 	if (i == MRCD_CLIENT_MAX_MRS)
 		return -ENOSPC;
-	rc = mrcp_mr_reg(dp->eng, c->va_base + ofs, len, c->base + ofs,
-			 (access & 1 ? MRCP_ACCESS_LOCAL_WRITE : 0) | (access & 2 ? MRCP_ACCESS_REMOTE_WRITE : 0),
-			 lkey, rkey);
+	rc = mrcp_mr_reg_pd(dp->eng, c->pd, c->va_base + ofs, len, c->base + ofs,
+			    (access & 1 ? MRCP_ACCESS_LOCAL_WRITE : 0) | (access & 2 ? MRCP_ACCESS_REMOTE_WRITE : 0),
+			    lkey, rkey);
 	if (rc < 0)
 		return rc;
 	c->mrs[i] = (struct mrcd_client_mr){ true, *lkey, *rkey, ofs, len, access };
@@ -615,6 +650,7 @@ int mrcd_client_qp_create(struct mrcd_dp *dp, struct mrcd_client *c, uint32_t sq
 	a.sq_depth = sq_depth;
 	a.rq_depth = rq_depth;
 	a.user_ctx = user_ctx;
+	a.pd = c->pd;
 	rc = mrcp_qp_create(dp->eng, &a, qpn);
 	if (rc < 0)
 		return rc;
@@ -687,6 +723,8 @@ void mrcd_client_info(const struct mrcd_client *c, struct mrcd_client_info *out)
 	out->heap_len = c->view.layout.heap_len;
 	out->cq_fd = c->cq_efd;
 	out->doorbell_fd = c->dp->doorbell;
+	out->n_qps = c->n_qps;
+	out->max_qps = c->max_qps;
 }
 
 struct mrcd_dp *mrcd_client_worker(const struct mrcd_client *c)

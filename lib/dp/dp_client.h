@@ -36,6 +36,7 @@ struct mrcd_client_info {
 	uint64_t heap_ofs, heap_len; /**< the arena's heap (registered memory lives there) */
 	int cq_fd;                 /**< eventfd the daemon writes for a sleeping client */
 	int doorbell_fd;           /**< eventfd the client writes: the worker's doorbell */
+	uint32_t n_qps, max_qps;   /**< QPs held, and limits.per_client.max_qps */
 };
 
 /* ---- control thread ---- */
@@ -48,9 +49,11 @@ struct mrcd_client_info {
 int mrcd_client_create(struct mrcd_dp *w, uint32_t id, uint64_t heap_bytes,
 		       uint32_t sq_depth, uint32_t rq_depth, uint32_t cq_depth,
 		       struct mrcd_client **out, int *arena_fd, char *err, size_t errlen);
-/** Hand @c to its worker, which serves it from then on (mrcd_dp_call).
+/** Hand @c to its worker, which serves it from then on (mrcd_dp_call), in
+ *  a protection domain of its own.
  *  @return 0; -ETIMEDOUT (the worker did not take it: @c is not served),
- *  -ENOMEM. On failure, free @c with mrcd_client_free(). */
+ *  -ENOMEM, -ENOSPC (no protection domain left on the worker: each session
+ *  is one, D67). On failure, free @c with mrcd_client_free(). */
 int mrcd_client_start(struct mrcd_client *c, unsigned timeout_ms);
 /** End a started session: on its worker, destroy its QPs (their peers see
  *  the error), deregister its regions and take it off the list, waiting as

@@ -40,6 +40,8 @@ struct mrcd_srv6_row;
 #define MRCD_DP_TXQ_PENDING (4 * MRCD_DP_BURST) /* frames held for a full TX ring */
 #define MRCD_DP_ZC_MIN 512              /* payload bytes from which transmit is zero-copy */
 #define MRCD_DP_HANDOVER_RING 4096      /* frames another worker may hand over */
+#define MRCD_DP_TX_ROUNDS 8             /* mrcp_poll bursts in one transmit pass */
+#define MRCD_DP_LOCAL_MAX (MRCD_DP_TX_ROUNDS * MRCD_DP_BURST) /* D71: one pass's frames */
 #define MRCD_DP_MAX_HOOKS 8
 
 /** One port as one worker uses it (worker 0 also owns the device). */
@@ -110,6 +112,11 @@ struct mrcd_dp {
 	uint64_t start_ns;
 	uint16_t ip_id;
 	bool zero_copy;            /**< IOVA is VA: payload may leave in place */
+	/* D71: frames the transmit pass addressed to one of our own ports,
+	 * received right after it (mrcd__rx_local); port = the arrival port */
+	struct rte_mbuf *local[MRCD_DP_LOCAL_MAX];
+	uint8_t local_port[MRCD_DP_LOCAL_MAX];
+	unsigned n_local;
 
 	/* worker control (the control thread writes stop and launched) */
 	atomic_bool stop;
@@ -128,7 +135,7 @@ struct mrcd_dp {
 	unsigned n_peers;
 
 	struct mrcd_dp_worker_counters wc;
-	struct mrcd_dp_closed_qps closed; /**< summed by mrcd__qp_closing */
+	struct mrcd_dp_qp_sums closed; /**< summed by mrcd__qp_closing */
 	void *selftests;           /**< dp_selftest.c's table */
 	void *clients;             /**< dp_client.c's session list */
 	/* before an idle sleep: false = do not sleep (e.g. a client posted) */
@@ -145,10 +152,13 @@ struct mrcd_txb {
 	unsigned n;
 };
 
-/** Received MRC packets for one mrcp_rx_burst; their mbufs are freed after. */
+/** Received MRC packets for one mrcp_rx_burst; their mbufs are freed after.
+ *  Room for a burst from every port and two more, so that what one pass of
+ *  mrcd__rx_ports reads reaches the engine in one batch (dp_rx.c). */
+#define MRCD_DP_RXB ((MRCD_DP_MAX_PORTS + 2) * MRCD_DP_BURST)
 struct mrcd_rxb {
-	struct mrcp_rx rx[MRCD_DP_BURST * 2];
-	struct rte_mbuf *hold[MRCD_DP_BURST * 2];
+	struct mrcp_rx rx[MRCD_DP_RXB];
+	struct rte_mbuf *hold[MRCD_DP_RXB];
 	unsigned n, n_hold;
 };
 
@@ -197,6 +207,10 @@ unsigned mrcd__rx_ports(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb
 unsigned mrcd__rx_handover(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b, uint64_t now);
 /** Hand the batch to the engine and free its mbufs. */
 void mrcd__rx_flush(struct mrcd_dp *dp, struct mrcd_rxb *rb, uint64_t now);
+/** D71: the frames the last transmit pass sent to our own addresses,
+ *  received as if from the wire (steered, RX fault stage, ICRC) but counted
+ *  in rx_local. @return frames handled. */
+unsigned mrcd__rx_local(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b, uint64_t now);
 
 /* ---- dp.c ---- */
 

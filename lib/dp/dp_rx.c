@@ -3,17 +3,19 @@
  * Every frame takes one path, rx_input(), whatever brought it here; what
  * differs is named by where it came from (enum rx_from), not by flags:
  *
- *   count (wire only) -> admin-down drop (before the fault stage) ->
- *   linearise, parse (once) -> steer to the QP's worker (wire only, D63) ->
+ *   count (wire only; rx_local for our own frames, D71) -> admin-down drop
+ *   (before the fault stage) -> linearise, parse (once) -> steer to the
+ *   QP's worker (wire and our own frames only, D63) ->
  *   host stack (ARP/NDP/ICMP: answered, or only learnt from on a copy) |
  *   not ours / malformed: dropped |
  *   RX fault stage (once: what it passes on or releases later comes back
  *   through rx_input) -> ICRC with rte_net_crc -> the batch for
  *   mrcp_rx_burst.
  *
- * The batch holds up to two frames more than a burst delivers at a time, so
- * room is made before a frame enters (a duplicate from the fault stage may
- * follow it without another check).
+ * The batch holds a burst from every port and more, so one pass over the
+ * ports reaches the engine as one batch; room is made before a frame enters
+ * (a duplicate from the fault stage may follow it without another check).
+ * The engine gets the batch in the order the peer sent it (dp_rxorder.h).
  */
 #include <errno.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 #include "dp_fault.h"
 #include "dp_internal.h"
 #include "dp_neigh.h"
+#include "dp_rxorder.h"
 #include "mrcp_bytes.h"
 #include "mrcp_wire.h"
 
@@ -37,6 +40,8 @@ enum rx_from {
 		       * worker received and answers: ours to learn from */
 	RX_DELAYED,   /* the RX fault stage held it and releases it now */
 	RX_FAULTED,   /* the RX fault stage passed it on just now */
+	RX_LOCAL,     /* we sent it to one of our own addresses (D71): as from
+		       * the wire, but it never was on it */
 };
 
 /* Has the RX fault stage seen it already? */
@@ -130,6 +135,8 @@ static void rx_to_engine(struct mrcd_dp *dp, struct mrcd_rxb *rb, unsigned port,
 	r->ecn = v->ecn;
 	r->trim = (uint8_t)v->trim;
 	r->ev = v->ev;
+	/* what the engine checks a QP's packets against (D69); in SRv6 the
+	 * inner source, which the parser made sure the outer one equals */
 	memset(&r->src, 0, sizeof(r->src));
 	if (v->l3 == MRCP_FRAME_IPV4) {
 		r->src.family = 4;
@@ -145,6 +152,7 @@ void mrcd__rx_flush(struct mrcd_dp *dp, struct mrcd_rxb *rb, uint64_t now)
 {
 	if (rb->n && dp->pre_rx)
 		dp->pre_rx(dp, dp->sleep_arg);
+	mrcd_rx_order(rb->rx, rb->n); /* the order the peer sent them in (D72) */
 	if (rb->n)
 		mrcp_rx_burst(dp->eng, rb->rx, rb->n, now);
 	if (rb->n_hold)
@@ -260,6 +268,8 @@ static void rx_input(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b
 	if (from == RX_WIRE) {
 		p->c.rx_pkts++;
 		p->c.rx_bytes += m->pkt_len;
+	} else if (from == RX_LOCAL) {
+		p->c.rx_local++;
 	}
 	if (!rx_past_faults(from) && !p->admin_up) {
 		p->c.rx_admin_down++;
@@ -275,7 +285,7 @@ static void rx_input(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b
 	}
 	/* parsed once, for the steering and for the engine */
 	rc = mrcp_frame_parse(&dp->rx_cfg, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &v);
-	if (from == RX_WIRE) {
+	if (from == RX_WIRE || from == RX_LOCAL) {
 		if (dp->n_workers > 1 && steer(dp, port, m, rc, &v))
 			return;
 		rx_room(dp, rb, now);
@@ -328,13 +338,24 @@ unsigned mrcd__rx_handover(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_
 	return n;
 }
 
-/* Receive a burst from every port, then hand the frames to the engine
- * interleaved, one from each port in turn. The sender sprays consecutive
- * PSNs over the planes, so this is about the order they were sent in; a
- * worker that took each port's burst whole after a pause would show the
- * engine PSNs from one plane far ahead of the others', and its SACKs would
- * make the sender infer losses that are not (D29, D64). Then frames the
- * fault stage held, in either direction. */
+unsigned mrcd__rx_local(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b, uint64_t now)
+{
+	unsigned n = dp->n_local;
+
+	dp->n_local = 0;
+	for (unsigned k = 0; k < n; k++)
+		rx_input(dp, rb, b, dp->local_port[k], dp->local[k], RX_LOCAL, now);
+	return n;
+}
+
+/* Receive a burst from every port, then take the frames interleaved, one
+ * from each port in turn. The sender sprays consecutive PSNs over the
+ * planes, so this is about the order they were sent in, and the batch
+ * reaches the engine in that order exactly (mrcd_rx_order): a worker that
+ * took each port's burst whole after a pause would show the engine PSNs
+ * from one plane far ahead of the others', and its SACKs would make the
+ * sender infer losses that are not (D29, D64, D72). Then frames the fault
+ * stage held, in either direction. */
 unsigned mrcd__rx_ports(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b, uint64_t now)
 {
 	struct rte_mbuf *m[MRCD_DP_MAX_PORTS][MRCD_DP_BURST];

@@ -17,6 +17,7 @@ struct st {
 	uint64_t buf_len;
 	uint32_t lkey, rkey;
 	bool mr;
+	uint32_t pd;               /* D67: its own; 0 = none allocated yet */
 	/* the transfer */
 	uint64_t bytes, n_msgs;
 	uint32_t msg_size, window;
@@ -172,6 +173,8 @@ static void st_free(struct mrcd_dp *dp, struct st *s, uint64_t now)
 	mrcd_dp_tx_quiesce(dp); /* no queued frame may still point into s->buf */
 	if (s->mr)
 		mrcp_mr_dereg(dp->eng, s->lkey);
+	if (s->pd)
+		mrcp_pd_free(dp->eng, s->pd);
 	if (s->buf)
 		munmap(s->buf, s->buf_len);
 	memset(s, 0, sizeof(*s));
@@ -328,12 +331,18 @@ static int st_setup(struct mrcd_dp *dp, struct st *s, uint64_t buf_len, uint32_t
 		return -ENOMEM;
 	}
 	s->buf_len = buf_len;
-	rc = mrcp_mr_reg(dp->eng, (uint64_t)(uintptr_t)s->buf, buf_len, s->buf, access, &s->lkey, &s->rkey);
+	/* D67: a selftest's buffer is reachable from its own QP only */
+	rc = mrcp_pd_alloc(dp->eng, &s->pd);
+	if (rc < 0)
+		return rc;
+	rc = mrcp_mr_reg_pd(dp->eng, s->pd, (uint64_t)(uintptr_t)s->buf, buf_len, s->buf, access,
+			    &s->lkey, &s->rkey);
 	if (rc < 0)
 		return rc;
 	s->mr = true;
 	memset(&a, 0, sizeof(a));
 	a.user_ctx = s->id;
+	a.pd = s->pd;
 	rc = mrcp_qp_create(dp->eng, &a, &s->qpn);
 	if (rc < 0)
 		return rc;

@@ -3,7 +3,9 @@
  * requests go out as needed), outer headers from mrcp_frame_hdr_build (an
  * SRv6 outer DA from the destination's row, D8), its payload copied into
  * the mbuf or attached in place (zero-copy), the ICRC, and passes the TX
- * fault stage on its way to the port's ring.
+ * fault stage on its way to the port's ring. A frame to one of this
+ * daemon's own addresses (D71) is built the same way, copied, and queued
+ * for this worker's own receive path instead (dp_rx.c, mrcd__rx_local).
  */
 #include <errno.h>
 #include <string.h>
@@ -145,7 +147,24 @@ void mrcd_dp_tx_quiesce(struct mrcd_dp *dp)
 
 /* ---- frames ---------------------------------------------------------------------- */
 
-static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d, uint64_t now)
+/* D71: the index of our port whose address @ip is, or -1. A few compares
+ * per frame: the planes are few and the addresses fixed. */
+static int own_port(const struct mrcd_dp *dp, const struct mrcp_ip *ip)
+{
+	for (unsigned k = 0; k < dp->n_ports; k++) {
+		const struct mrcd_dp_port_config *pc = &dp->cfg->ports[k];
+
+		if (ip->family == 4 ? pc->ipv4.ip.family == 4 && memcmp(pc->ipv4.ip.a, ip->a, 4) == 0
+				    : ip->family == 6 && pc->ipv6.ip.family == 6 && memcmp(pc->ipv6.ip.a, ip->a, 16) == 0)
+			return (int)k;
+	}
+	return -1;
+}
+
+/* The frame for @d, or NULL (counted). *@local is the index of our own
+ * port it is addressed to (D71: no next hop, no SRv6, always a copy), or
+ * -1 for a frame to the wire. */
+static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d, uint64_t now, int *local)
 {
 	unsigned i = d->port - 1u;
 	struct mrcd_dp_port *p = &dp->ports[i];
@@ -157,8 +176,14 @@ static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d,
 	int rc;
 
 	mrcp_frame_tx_defaults(&ftx);
-	rc = mrcd_neigh_resolve(dp->neigh, i, d->dst.family, d->dst.a, now, ftx.dst_mac,
-				req, sizeof(req), &req_len);
+	*local = own_port(dp, &d->dst);
+	if (*local >= 0) {
+		memcpy(ftx.dst_mac, dp->ports[*local].mac, 6);
+		rc = 0;
+	} else {
+		rc = mrcd_neigh_resolve(dp->neigh, i, d->dst.family, d->dst.a, now, ftx.dst_mac,
+					req, sizeof(req), &req_len);
+	}
 	if (req_len > 0) {
 		struct rte_mbuf *r = rte_pktmbuf_alloc(p->pool);
 
@@ -181,7 +206,7 @@ static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d,
 	} else {
 		ftx.l3 = MRCP_FRAME_IPV6;
 		memcpy(ftx.src_ip, pc->ipv6.ip.a, 16);
-		if (dp->n_srv6) {
+		if (dp->n_srv6 && *local < 0) {
 			/* D8: the outer DA is the EV's uSID path to the row of
 			 * the destination; the inner DA is the peer's port */
 			int k = mrcd_srv6_find(dp->srv6, dp->n_srv6, d->dst.a);
@@ -207,7 +232,7 @@ static struct rte_mbuf *build_frame(struct mrcd_dp *dp, const struct mrcp_tx *d,
 	size_t mrc_len = (size_t)d->hdr_len + d->payload_len + d->pad;
 	size_t flen = hl + mrc_len + MRCP_ICRC_LEN;
 
-	if (zc_ok(dp, i, d) && !(ftx.l3 == MRCP_FRAME_IPV6 && pc->udp_checksum))
+	if (*local < 0 && zc_ok(dp, i, d) && !(ftx.l3 == MRCP_FRAME_IPV6 && pc->udp_checksum))
 		return build_frame_zc(dp, i, d, &ftx, hl, mrc_len);
 	m = rte_pktmbuf_alloc(p->pool);
 	if (!m) {
@@ -249,18 +274,34 @@ unsigned mrcd__tx_engine(struct mrcd_dp *dp, struct mrcd_txb *b, uint64_t now)
 	for (unsigned i = 0; i < dp->n_ports; i++)
 		dp->faulty_tx |= (uint32_t)mrcd_fault_active(dp->faults, (uint8_t)i, MRCD_FAULT_TX) << i;
 
-	for (int round = 0; round < 8; round++) {
+	for (int round = 0; round < MRCD_DP_TX_ROUNDS; round++) {
 		unsigned n = mrcp_poll(dp->eng, now, d, MRCD_DP_BURST);
 
 		for (unsigned k = 0; k < n; k++) {
 			unsigned port = d[k].port - 1u;
 			struct rte_mbuf *m;
+			int local;
 
 			if (port >= dp->n_ports)
 				continue;
-			m = build_frame(dp, &d[k], now);
-			if (m)
+			m = build_frame(dp, &d[k], now, &local);
+			if (!m)
+				continue;
+			if (local < 0) {
 				tx_frame(dp, b, port, m, d[k].ev, now);
+			} else if (dp->n_local < MRCD_DP_LOCAL_MAX) {
+				/* D71: to our own address; received after this
+				 * pass (no TX fault rule: it never leaves) */
+				dp->ports[port].c.tx_local++;
+				dp->local_port[dp->n_local] = (uint8_t)local;
+				dp->local[dp->n_local++] = m;
+			} else {
+				/* not reached: one pass makes at most
+				 * MRCD_DP_LOCAL_MAX frames, and each pass's are
+				 * received before the next */
+				dp->ports[port].c.tx_build_err++;
+				rte_pktmbuf_free(m);
+			}
 		}
 		total += n;
 		for (unsigned i = 0; i < dp->n_ports; i++)

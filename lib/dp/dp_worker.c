@@ -6,12 +6,17 @@
  *   3. receive (dp_rx.c): every port's burst, frames the fault stage held,
  *      frames other workers handed over, in one batch to mrcp_rx_burst;
  *   4. hooks (client sessions, selftests) post work;
- *   5. transmit (dp_tx.c): mrcp_poll descriptors become frames;
+ *   5. transmit (dp_tx.c): mrcp_poll descriptors become frames; frames to
+ *      our own addresses are received at once (D71);
  *   6. completions and events go to the QP's owner; probe results and
  *      peers' port masks are kept for the snapshots;
  *   7. adaptive idle: after a run of empty iterations the worker sleeps on
  *      its doorbell eventfd until the engine's next deadline (capped), so
  *      two daemons and their clients share two cores.
+ * The worker watches its own loop: a gap far above the RTT that it did not
+ * choose (descheduled, a yield or a nap that came back late, one step that
+ * ran long) is a host stall, and the engine is told (D72) before it is
+ * called again.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -35,6 +40,7 @@
 #define IDLE_GRACE_NS (1000ull * 1000)  /* stay awake this long after the last work */
 #define IDLE_SLEEP_MIN_NS (20ull * 1000)
 #define IDLE_SLEEP_MAX_NS (200ull * 1000)
+#define STALL_BASE_RTTS 4   /* a loop gap this many base RTTs long is a stall (D72) */
 
 /* ---- completions and events ---------------------------------------------------------- */
 
@@ -114,8 +120,8 @@ static unsigned drain_events(struct mrcd_dp *dp)
 			break;
 		}
 		case MRCP_EVENT_QP_ERROR:
-			MRCD_LOG(WARNING, engine, "QP %" PRIu32 " entered ERROR (%s)\n", e->qpn,
-				 mrcp_wc_status_str(e->qp_error.status));
+			MRCD_LOG(WARNING, engine, "QP %" PRIu32 " entered ERROR (%s: %s)\n", e->qpn,
+				 mrcp_qp_err_name(e->qp_error.cause), mrcp_qp_err_str(e->qp_error.cause));
 			break;
 		default:
 			break;
@@ -156,7 +162,9 @@ int mrcd_dp_call(struct mrcd_dp *dp, mrcd_dp_fn fn, void *arg, unsigned timeout_
 
 /* ---- the loop ----------------------------------------------------------------------- */
 
-static void idle_sleep(struct mrcd_dp *dp, uint64_t now, uint64_t max_ns)
+/* Sleep until the engine's next deadline, traffic, or @max_ns. @return
+ * when it meant to wake up, or 0 if it did not sleep. */
+static uint64_t idle_sleep(struct mrcd_dp *dp, uint64_t now, uint64_t max_ns)
 {
 	uint64_t wake = now + max_ns, d;
 	struct pollfd pfd = { .fd = dp->doorbell, .events = POLLIN };
@@ -170,7 +178,7 @@ static void idle_sleep(struct mrcd_dp *dp, uint64_t now, uint64_t max_ns)
 		struct mrcd_dp_port *p = &dp->ports[i];
 
 		if (p->n_pending)
-			return;
+			return 0;
 		d = mrcd_delayq_next(p->delay_tx);
 		if (d < wake)
 			wake = d;
@@ -181,11 +189,11 @@ static void idle_sleep(struct mrcd_dp *dp, uint64_t now, uint64_t max_ns)
 			wake = p->next_link_check_ns;
 	}
 	if ((int64_t)(wake - now) < 2000)
-		return;
+		return 0;
 	if (dp->pre_sleep && !dp->pre_sleep(dp, dp->sleep_arg)) {
 		if (dp->post_sleep)
 			dp->post_sleep(dp, dp->sleep_arg);
-		return;
+		return 0;
 	}
 	d = wake - now;
 	ts.tv_sec = (time_t)(d / 1000000000u);
@@ -196,7 +204,7 @@ static void idle_sleep(struct mrcd_dp *dp, uint64_t now, uint64_t max_ns)
 		atomic_store(&dp->asleep, false);
 		if (dp->post_sleep)
 			dp->post_sleep(dp, dp->sleep_arg);
-		return;
+		return 0;
 	}
 	dp->wc.sleeps++;
 	if (ppoll(&pfd, 1, &ts, NULL) > 0)
@@ -205,6 +213,24 @@ static void idle_sleep(struct mrcd_dp *dp, uint64_t now, uint64_t max_ns)
 	if (dp->post_sleep)
 		dp->post_sleep(dp, dp->sleep_arg);
 	dp->wc.sleep_ns += mrcd_dp_now_ns() - now;
+	return wake;
+}
+
+/* The engine was not called from @from until @now: if that is a stall
+ * (STALL_BASE_RTTS base RTTs), tell it, before anything else reaches it.
+ * A nap of adaptive idle is not one: it ends before the engine's next
+ * deadline, so @from is when it should have ended. */
+static void loop_gap(struct mrcd_dp *dp, uint64_t from, uint64_t now)
+{
+	uint64_t gap = now - from;
+
+	if ((int64_t)gap <= (int64_t)(STALL_BASE_RTTS * dp->cfg->engine.base_rtt_ns))
+		return;
+	dp->wc.stalls++;
+	dp->wc.stall_ns += gap;
+	if (gap > dp->wc.stall_max_ns)
+		dp->wc.stall_max_ns = gap;
+	mrcp_engine_stalled(dp->eng, now);
 }
 
 static int worker_main(void *arg)
@@ -212,7 +238,7 @@ static int worker_main(void *arg)
 	struct mrcd_dp *dp = arg;
 	struct mrcd_txb *b = calloc(dp->n_ports, sizeof(*b));
 	struct mrcd_rxb *rb = calloc(1, sizeof(*rb));
-	uint64_t last_work = 0;
+	uint64_t last_work = 0, resume = 0;
 	uint64_t sleep_max = IDLE_SLEEP_MIN_NS;
 	bool adaptive = !dp->cfg->busy_poll;
 
@@ -227,10 +253,12 @@ static int worker_main(void *arg)
 		 rte_lcore_id(), dp->n_ports,
 		 adaptive ? "adaptive" : "busy");
 	while (!atomic_load_explicit(&dp->stop, memory_order_relaxed)) {
-		uint64_t now = mrcd_dp_now_ns();
+		uint64_t now = mrcd_dp_now_ns(), t;
 		unsigned work = 0;
 
 		dp->wc.loops++;
+		if (resume != 0)
+			loop_gap(dp, resume, now);
 		if (mrcd_mailbox_poll(&dp->mb)) {
 			dp->wc.calls++;
 			work++;
@@ -253,9 +281,23 @@ static int worker_main(void *arg)
 		work += mrcd__rx_ports(dp, rb, b, now);
 		work += mrcd__rx_handover(dp, rb, b, now);
 		mrcd__rx_flush(dp, rb, now);
+		/* what is sent now is stamped now, not at the top of the loop:
+		 * receiving a large batch takes a while, and a packet's send
+		 * time is what loss inference compares (D65, D72) */
+		t = mrcd_dp_now_ns();
+		loop_gap(dp, now, t);
+		now = t;
 		for (unsigned h = 0; h < dp->n_hooks; h++)
 			work += dp->hooks[h].fn(dp, dp->hooks[h].arg, now);
 		work += mrcd__tx_engine(dp, b, now);
+		/* D71: what it sent to our own addresses, received at once */
+		if (dp->n_local) {
+			work += mrcd__rx_local(dp, rb, b, now);
+			mrcd__rx_flush(dp, rb, now);
+		}
+		/* the engine's clock stops here until the next pass: what
+		 * follows (owners' completion handlers, a yield) is in the gap */
+		resume = mrcd_dp_now_ns();
 		work += mrcd_dp_drain_cq(dp);
 		work += drain_events(dp);
 		for (unsigned i = 0; i < dp->n_ports; i++)
@@ -273,7 +315,9 @@ static int worker_main(void *arg)
 			 * shares this CPU gets it at once if it has work */
 			sched_yield();
 		} else if (adaptive) {
-			idle_sleep(dp, now, sleep_max);
+			t = idle_sleep(dp, resume, sleep_max);
+			if (t != 0)
+				resume = t;
 			if (sleep_max < IDLE_SLEEP_MAX_NS)
 				sleep_max *= 2;
 		}

@@ -733,6 +733,17 @@ void mrcfi_ring_handle(struct mrcfi_conn *c, uint32_t imm)
 
 static void handle_wc(struct mrcfi_ep *ep, const struct mrc_wc *wc)
 {
+	if (wc->opcode == MRC_WC_QP_ERROR) {
+		/* D70: no work request; the connection is over (its WRs, if
+		 * any, came as error completions before) */
+		struct mrcfi_conn *c = mrcfi_conn_by_qpn(ep, wc->qpn);
+
+		FI_WARN(&mrcfi_prov, FI_LOG_EP_DATA, "QP %u entered ERROR: %s\n", wc->qpn,
+			mrc_qp_cause_str((uint8_t)wc->cause));
+		if (c != NULL)
+			mrcfi_conn_fail(c, FI_EIO);
+		return;
+	}
 	if (wc->opcode == MRC_WC_RECV_WRITE_IMM) {
 		struct mrcfi_conn *c = mrcfi_conn_by_qpn(ep, wc->qpn);
 

@@ -5,7 +5,7 @@
  * into a connection's receive ring by hand (mrcfi_ring_handle). Covers the
  * address and the AV (FI_AV_TABLE, FI_AV_MAP), tag matching with ignore bits,
  * FI_PEEK / FI_CLAIM / FI_DISCARD, the unexpected queue's order, FI_ORDER_SAS,
- * the CQ formats and error entries, the op tables (no NULL entry; what MRC
+ * the CQ formats and error entries, counters, fi_mr_regv/regattr, the op tables (no NULL entry; what MRC
  * cannot do is -FI_ENOSYS) and fi_getinfo's hints. */
 #define _GNU_SOURCE
 #include "mrcfi.h"
@@ -692,6 +692,84 @@ TEST(ops, every_table_full_and_what_mrc_lacks_is_enosys)
 	ASSERT_EQ(0, fi_close(&mr->fid));
 	ASSERT_EQ(0, fi_close(&eq->fid));
 	ASSERT_EQ(0, fi_close(&cntr->fid));
+	fx_close(&x);
+}
+
+/* ---- counters and memory registration ----------------------------------------------------------- */
+
+TEST(cntr, add_set_err_and_wait)
+{
+	struct fx x;
+	struct fid_cntr *c;
+	struct fid_cntr *bad;
+
+	fx_open(&x, FI_AV_TABLE, FI_CQ_FORMAT_CONTEXT);
+	/* only completion counting (no other event kind, e.g. 1.18's bytes) without a wait object */
+	ASSERT_EQ(-FI_ENOSYS, fi_cntr_open(x.dom, &(struct fi_cntr_attr){.events = (enum fi_cntr_events)(FI_CNTR_EVENTS_COMP + 1)}, &bad, NULL));
+	ASSERT_EQ(-FI_ENOSYS, fi_cntr_open(x.dom, &(struct fi_cntr_attr){.events = FI_CNTR_EVENTS_COMP,
+									   .wait_obj = FI_WAIT_FD}, &bad, NULL));
+	ASSERT_EQ(0, fi_cntr_open(x.dom, NULL, &c, NULL));
+	ASSERT_EQ(0, fi_cntr_read(c));
+	ASSERT_EQ(0, fi_cntr_readerr(c));
+	ASSERT_EQ(0, fi_cntr_add(c, 5));
+	ASSERT_EQ(0, fi_cntr_add(c, 2));
+	ASSERT_EQ(7, fi_cntr_read(c));
+	ASSERT_EQ(0, fi_cntr_set(c, 3));
+	ASSERT_EQ(3, fi_cntr_read(c));
+	ASSERT_EQ(0, fi_cntr_adderr(c, 4));
+	ASSERT_EQ(4, fi_cntr_readerr(c));
+	ASSERT_EQ(0, fi_cntr_seterr(c, 1));
+	ASSERT_EQ(1, fi_cntr_readerr(c));
+	ASSERT_EQ(3, fi_cntr_read(c)); /* errors are counted apart */
+	/* a threshold already reached returns at once; one never reached times out */
+	ASSERT_EQ(0, fi_cntr_wait(c, 3, 0));
+	ASSERT_EQ(-FI_ETIMEDOUT, fi_cntr_wait(c, 4, 10));
+	/* completions counted by the provider (mrcfi_cntr_inc): one each way */
+	mrcfi_cntr_inc(mrcfi_container(c, struct mrcfi_cntr, cntr), false);
+	mrcfi_cntr_inc(mrcfi_container(c, struct mrcfi_cntr, cntr), true);
+	mrcfi_cntr_inc(NULL, false); /* an op with no counter bound */
+	ASSERT_EQ(4, fi_cntr_read(c));
+	ASSERT_EQ(2, fi_cntr_readerr(c));
+	ASSERT_EQ(0, fi_close(&c->fid));
+	fx_close(&x);
+}
+
+TEST(mr, regv_and_regattr__one_iov_system_memory_no_read)
+{
+	struct fx x;
+	struct fid_mr *mr;
+	char buf[64], buf2[64];
+	int ctx;
+	struct iovec one = {buf, sizeof(buf)};
+	struct iovec two[2] = {{buf, sizeof(buf)}, {buf2, sizeof(buf2)}};
+
+	fx_open(&x, FI_AV_TABLE, FI_CQ_FORMAT_CONTEXT);
+	/* one iov per region: more is not supported, none is an error */
+	ASSERT_EQ(-FI_ENOSYS, fi_mr_regv(x.dom, two, 2, FI_SEND, 0, 0, 0, &mr, NULL));
+	ASSERT_EQ(-FI_EINVAL, fi_mr_regv(x.dom, NULL, 0, FI_SEND, 0, 0, 0, &mr, NULL));
+	ASSERT_EQ(-FI_EINVAL, fi_mr_regattr(x.dom, NULL, 0, &mr));
+	/* no RDMA Read, no device memory */
+	ASSERT_EQ(-FI_ENOSYS, fi_mr_regv(x.dom, &one, 1, FI_READ, 0, 0, 0, &mr, NULL));
+	ASSERT_EQ(-FI_ENOSYS, fi_mr_regv(x.dom, &one, 1, FI_SEND | FI_REMOTE_READ, 0, 0, 0, &mr, NULL));
+	struct fi_mr_attr a = {.mr_iov = &one, .iov_count = 1, .access = FI_SEND | FI_RECV, .context = &ctx,
+			       .iface = FI_HMEM_CUDA};
+
+	ASSERT_EQ(-FI_ENOSYS, fi_mr_regattr(x.dom, &a, 0, &mr));
+	/* a local region through each call: the context is the fid's, the
+	 * descriptor is usable, the key is 0 until it is remotely writable */
+	a.iface = FI_HMEM_SYSTEM;
+	ASSERT_EQ(0, fi_mr_regattr(x.dom, &a, 0, &mr));
+	ASSERT_TRUE(mr->fid.context == &ctx);
+	ASSERT_TRUE(fi_mr_desc(mr) != NULL);
+	ASSERT_EQ(0, fi_mr_key(mr));
+	ASSERT_EQ(0, fi_close(&mr->fid));
+	ASSERT_EQ(0, fi_mr_regv(x.dom, &one, 1, FI_SEND | FI_RECV | FI_WRITE, 0, 0, 0, &mr, &ctx));
+	ASSERT_TRUE(mr->fid.context == &ctx);
+	ASSERT_EQ(0, fi_close(&mr->fid));
+	/* remotely writable needs an endpoint's arena (none has a session here) */
+	a.access = FI_REMOTE_WRITE;
+	ASSERT_EQ(-FI_EOPBADSTATE, fi_mr_regattr(x.dom, &a, 0, &mr));
+	ASSERT_EQ(-FI_EOPBADSTATE, fi_mr_regv(x.dom, &one, 1, FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL));
 	fx_close(&x);
 }
 

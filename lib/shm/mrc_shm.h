@@ -57,7 +57,8 @@
 #include <stdint.h>
 
 #define MRC_SHM_MAGIC UINT64_C(0x31304d485343524d) /* "MRCSHM01" in little-endian memory */
-#define MRC_SHM_ABI_VERSION 1u
+#define MRC_SHM_ABI_VERSION 2u /* 2: completion entries for QP errors (MRC_SHM_WC_QP_ERROR), two
+				  * more statuses, mrc_shm_cqe.cause (docs/shm.md) */
 
 #define MRC_SHM_CACHE_LINE 64u
 #define MRC_SHM_HEAP_ALIGN 4096u
@@ -106,6 +107,9 @@ _Static_assert(offsetof(struct mrc_shm_wr, sge) == 32, "ABI: mrc_shm_wr.sge");
 enum mrc_shm_wc_opcode {
 	MRC_SHM_WC_WRITE = 0,         /**< a signalled WRITE / WRITE_IMM finished */
 	MRC_SHM_WC_RECV_WRITE_IMM = 1, /**< a WRITE_IMM arrived; consumed a recv */
+	MRC_SHM_WC_QP_ERROR = 2,      /**< not a work request: the QP entered ERROR
+				       *   (status, cause; wr_id 0), after the
+				       *   completions its work was flushed with */
 };
 
 enum mrc_shm_wc_status {
@@ -115,21 +119,44 @@ enum mrc_shm_wc_status {
 	MRC_SHM_WC_RETRY_EXC_ERR = 3,  /**< retransmit budget exhausted */
 	MRC_SHM_WC_FLUSH_ERR = 4,      /**< QP moved to error; WR not executed */
 	MRC_SHM_WC_GENERAL_ERR = 5,
+	MRC_SHM_WC_REM_INV_REQ_ERR = 6, /**< the responder refused the request as invalid
+					 *   (e.g. a WRITE_IMM it had no recv for) */
+	MRC_SHM_WC_REM_OP_ERR = 7,      /**< the responder reported an operational error */
 };
 
-/** Completion: daemon -> client, one slot in a completion ring. */
+/** Why a QP entered ERROR (a QP_ERROR entry's cause): lib/core's
+ *  MRCP_QP_ERRS, in its order (docs/protocol.md D70). */
+enum mrc_shm_qp_cause {
+	MRC_SHM_QP_CAUSE_NONE = 0,
+	MRC_SHM_QP_CAUSE_RETRY_EXCEEDED = 1, /**< no progress from the peer */
+	MRC_SHM_QP_CAUSE_REMOTE_INVALID = 2, /**< the peer NAKed a request as invalid */
+	MRC_SHM_QP_CAUSE_REMOTE_ACCESS = 3,  /**< the peer NAKed rkey, bounds or permission */
+	MRC_SHM_QP_CAUSE_REMOTE_OP = 4,      /**< the peer reported an operational error */
+	MRC_SHM_QP_CAUSE_NO_RECV = 5,        /**< a WRITE_IMM arrived with no recv posted */
+	MRC_SHM_QP_CAUSE_WIMM_OVERFLOW = 6,  /**< more WRITE_IMMs waited than max_wimm */
+	MRC_SHM_QP_CAUSE_BAD_REQUEST = 7,    /**< the peer broke a message rule */
+	MRC_SHM_QP_CAUSE_BAD_ACCESS = 8,     /**< a Write from the peer failed the access check */
+};
+
+/** Completion: daemon -> client, one slot in a completion ring. A QP_ERROR
+ *  entry completes no work request: wr_id is 0, status the one the QP's
+ *  work failed with, cause why, and byte_len, imm and msn describe the
+ *  message concerned (cause NO_RECV, WIMM_OVERFLOW; zero otherwise). */
 struct mrc_shm_cqe {
 	uint64_t wr_id;    /**< from the WR or the consumed receive */
 	uint32_t qp;       /**< QP handle */
 	uint32_t byte_len; /**< bytes written (RECV_WRITE_IMM: bytes placed) */
-	uint32_t imm;      /**< immediate, host order; RECV_WRITE_IMM only */
+	uint32_t imm;      /**< immediate, host order; RECV_WRITE_IMM, QP_ERROR */
 	uint32_t msn;      /**< message sequence number of the message */
 	uint8_t opcode;    /**< enum mrc_shm_wc_opcode */
 	uint8_t status;    /**< enum mrc_shm_wc_status */
-	uint16_t rsvd0;    /**< zero */
+	uint16_t cause;    /**< QP_ERROR: enum mrc_shm_qp_cause; else zero */
 	uint32_t rsvd1;    /**< zero */
 };
 _Static_assert(sizeof(struct mrc_shm_cqe) == 32, "ABI: mrc_shm_cqe");
+_Static_assert(offsetof(struct mrc_shm_cqe, msn) == 20, "ABI: mrc_shm_cqe.msn");
+_Static_assert(offsetof(struct mrc_shm_cqe, opcode) == 24, "ABI: mrc_shm_cqe.opcode");
+_Static_assert(offsetof(struct mrc_shm_cqe, cause) == 26, "ABI: mrc_shm_cqe.cause");
 
 /** Receive post: client -> daemon; a WRITE_IMM consumes one. */
 struct mrc_shm_recv {

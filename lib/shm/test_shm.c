@@ -516,6 +516,11 @@ TEST(arena, attach_rejects_wrong_magic_and_version)
 	ASSERT_EQ(-EPROTO, mrc_shm_arena_attach(b, size, &v));
 	hdr(b)->abi_version = 0;
 	ASSERT_EQ(-EPROTO, mrc_shm_arena_attach(b, size, &v));
+	/* ABI 1 had no QP_ERROR completion entries: a client of it would
+	 * take one for a send completion */
+	ASSERT_EQ(2u, MRC_SHM_ABI_VERSION);
+	hdr(b)->abi_version = 1;
+	ASSERT_EQ(-EPROTO, mrc_shm_arena_attach(b, size, &v));
 	hdr(b)->abi_version = MRC_SHM_ABI_VERSION;
 	ASSERT_EQ(0, mrc_shm_arena_attach(b, size, &v));
 	/* Zeroed memory (an arena never initialised) is not ours either. */

@@ -6,8 +6,11 @@ write one JSON document:
   {"t0": epoch seconds the sampling started, "samples": n, "interval_s": s,
    "qps": {"<qpn>": {"first_s", "last_s", "t" (its sample times), "evs": [{"index", "ev", "plane",
         "state" (last seen), "counters" (last seen), "left_good_s" (first
-        time seen not GOOD, or null), "back_good_s" (first time GOOD again
-        after that, or null)}]}},
+        time seen not GOOD, or null), "retired_s" (first time seen
+        ASSUMED_BAD, or null), "back_good_s" (first time GOOD again after
+        leaving it, or null), "tx" ([[t_s, tx_pkts]] at each sample where
+        its data packets sent had changed), "charged" ([[t_s, losses +
+        rtos]] likewise: the losses and RTOs charged to it)}]}},
    "timeline": [[t_s, qpn, ev, from_state, to_state], ...]}
 
 A QP's counters are its last sample's (a QP is gone once its client
@@ -69,10 +72,14 @@ def main():
                        "left_good_s": old["left_good_s"] if old else None,
                        "retired_s": old["retired_s"] if old else None,
                        "back_good_s": old["back_good_s"] if old else None,
-                       "tx": old["tx"] if old else []}
+                       "tx": old["tx"] if old else [],
+                       "charged": old["charged"] if old else []}
                 tx = e.get("tx_pkts", 0)
                 if not cur["tx"] or cur["tx"][-1][1] != tx:
                     cur["tx"].append([round(now, 4), tx])
+                ch = e.get("losses", 0) + e.get("rtos", 0)
+                if not cur["charged"] or cur["charged"][-1][1] != ch:
+                    cur["charged"].append([round(now, 4), ch])
                 prev = old["state"] if old else "GOOD"
                 if st != prev:
                     timeline.append([round(now, 4), qpn, e["ev"], prev, st])

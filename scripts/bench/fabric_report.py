@@ -12,6 +12,18 @@ from its steps.jsonl (one JSON object per step), into the same folder:
                  client's acknowledged bytes)
   truth.png      (if truth-timeline.dat exists) EVs not GOOD over time,
                  crossing S2 and not
+  health.json, and a second table in table.markdown: per scenario, what
+                 mrcd's QPs did (fabric_health.py over counters/: EV state
+                 changes, RTO rounds, spurious retransmissions, losses
+                 inferred and disproved, on either daemon) and the routers'
+                 qdisc drops (drops.json, all transports': reported, not
+                 judged); healthy scenarios get a verdict
+
+With --expect-steps N the report is also a verdict (exit 1, every reason
+printed): each transport has N steps in each scenario of steps.jsonl (and
+every scenario of --expect-scenarios), each healthy scenario has its
+counters and its health verdict is ok, and with --expect-truth the truth
+run's figures exist and fabric_truth.py's verdict in truth.txt is ok.
 
 Plots are drawn with gnuplot; without it the tables are still written.
 A percentile is over the steps that finished; a stalled step has no time
@@ -23,6 +35,9 @@ import os
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fabric_health  # noqa: E402
 
 TRANSPORTS = ["mrcd", "tcp", "mptcp"]
 HEALTHY = {"one": "healthy", "two": "healthy2"}
@@ -84,9 +99,7 @@ def table(res, order, out):
             lines.append("| %s | %s | %d | %d | %s | %s | %s | %s |" % (
                 key, tr, v["steps"], v["stalled"], f(v["p50_s"]), f(v["p99_s"]), mx,
                 f(v["x_healthy_p50"])))
-    text = "\n".join(lines) + "\n"
-    open(os.path.join(out, "table.markdown"), "w").write(text)
-    return text
+    return "\n".join(lines) + "\n"
 
 
 def gnuplot(script):
@@ -171,23 +184,120 @@ def plots(rows, res, order, out):
                        xr, ", ".join(dat)))
     tl = os.path.join(out, "truth-timeline.dat")
     if os.path.exists(tl):
+        head = open(tl).readline()
+        when = head[head.find("(") + 1:head.rfind(")")] if "(" in head else ""
         gnuplot("set terminal pngcairo size 800,500 noenhanced\nset output '%s'\n"
-                "set title 'per-path truth: EVs not GOOD (S2 blackholed at 3 s, healed at 6 s)'\n"
+                "set title 'per-path truth: EVs not GOOD (%s)'\n"
                 "set xlabel 'time (s)'\nset ylabel 'EVs'\nset grid\nset yrange [0:*]\n"
                 "plot '%s' using 1:3 with lines lw 2 title 'not GOOD, cross S2', "
                 "'%s' using 1:5 with lines lw 2 title 'not GOOD, other spines'\n"
-                % (os.path.join(out, "truth.png"), tl, tl))
+                % (os.path.join(out, "truth.png"), when.replace("'", ""), tl, tl))
+
+
+def health_rows(out, order):
+    """{key: {"a": figures or None, "b": ..., "drops": n or None, "verdict": [...] or None}}"""
+    drops = {}
+    try:
+        drops = json.load(open(os.path.join(out, "drops.json")))
+    except (OSError, ValueError):
+        pass
+    res = {}
+    for key in order:
+        var, sc = key.split("/")
+        r = {"drops": drops.get(key)}
+        reasons = []
+        for h in "ab":
+            try:
+                b = json.load(open(os.path.join(out, "counters", "%s-%s-0-%s.json" % (var, sc, h))))
+                a = json.load(open(os.path.join(out, "counters", "%s-%s-1-%s.json" % (var, sc, h))))
+                r[h] = fabric_health.health(b, a)
+                reasons += ["mrcd %s: %s" % (h, x) for x in fabric_health.verdict(r[h])]
+            except (OSError, ValueError, fabric_health.Missing) as e:
+                r[h] = None
+                reasons.append("mrcd %s: no counters (%s)" % (h, e))
+        # the routers' drops are reported, not judged: TCP and MPTCP steps
+        # run on the same fabric and fill its queues (loss-based congestion
+        # control); mrcd's own verdict is its counters'
+        r["healthy"] = sc == HEALTHY.get(var, "healthy")
+        r["verdict"] = reasons if r["healthy"] else None
+        res[key] = r
+    return res
+
+
+def health_table(hr, order):
+    f = lambda r, h, k: "-" if r.get(h) is None else str(r[h][k])
+    lines = ["", "mrcd's QPs per scenario (closed-QP counters; a = sender A, b = receiver B), "
+             "routers' qdisc drops; healthy scenarios judged by fabric_health.py:", "",
+             "| fabric / scenario | QPs | EV state changes a / b | RTO rounds a / b | spurious rtx a | "
+             "dup rx b | losses inferred / disproved a | silent rounds a | router drops | verdict |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for key in order:
+        r = hr[key]
+        v = "-" if r["verdict"] is None else ("ok" if not r["verdict"] else "FAIL: " + "; ".join(r["verdict"]))
+        lines.append("| %s | %s | %s / %s | %s / %s | %s | %s | %s / %s | %s | %s | %s |" % (
+            key, f(r, "a", "qps"), f(r, "a", "ev_state_changes"), f(r, "b", "ev_state_changes"),
+            f(r, "a", "rto_rounds"), f(r, "b", "rto_rounds"), f(r, "a", "rtx_spurious"), f(r, "b", "rx_dup"),
+            f(r, "a", "losses"), f(r, "a", "losses_undone"), f(r, "a", "silent_rounds"),
+            "-" if r["drops"] is None else r["drops"], v))
+    return "\n".join(lines) + "\n"
+
+
+def expect(rows, res, hr, order, steps, scenarios, truth, out):
+    """the reasons the run is incomplete or its healthy truth fails"""
+    r = []
+    want = list(order)
+    for key in scenarios or []:
+        if key not in want:
+            want.append(key)
+    for key in want:
+        for tr in TRANSPORTS:
+            n = res.get(key, {}).get(tr, {}).get("steps", 0)
+            if n != steps:
+                r.append("%s %s: %d steps of %d" % (key, tr, n, steps))
+        h = hr.get(key)
+        if h is not None and h["verdict"]:
+            r += ["%s: %s" % (key, x) for x in h["verdict"]]
+    if not any(hr.get(k, {}).get("healthy") for k in want):
+        r.append("no healthy scenario")
+    if truth:
+        try:
+            t = json.load(open(os.path.join(out, "truth.json")))
+            if not t.get("eligible") or t.get("recall") is None:
+                r.append("truth: nothing eligible to judge")
+            txt = open(os.path.join(out, "truth.txt")).read()
+            if "verdict: ok" not in txt:
+                r.append("truth: fabric_truth.py's verdict is not ok")
+        except (OSError, ValueError) as e:
+            r.append("truth: %s" % e)
+    return r
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--expect-steps", type=int, default=None)
+    ap.add_argument("--expect-scenarios", default="", help="variant/scenario keys, space separated")
+    ap.add_argument("--expect-truth", action="store_true")
     a = ap.parse_args()
-    rows, order = load(a.out)
+    try:
+        rows, order = load(a.out)
+    except (OSError, ValueError, KeyError) as e:
+        print("fabric_report.py: %s" % e, file=sys.stderr)
+        return 1
     res = summarise(rows, order)
+    hr = health_rows(a.out, order)
     json.dump(res, open(os.path.join(a.out, "results.json"), "w"), indent=1)
-    sys.stdout.write(table(res, order, a.out))
+    json.dump(hr, open(os.path.join(a.out, "health.json"), "w"), indent=1)
+    text = table(res, order, a.out) + health_table(hr, order)
+    open(os.path.join(a.out, "table.markdown"), "w").write(text)
+    sys.stdout.write(text)
     plots(rows, res, order, a.out)
+    if a.expect_steps is not None:
+        reasons = expect(rows, res, hr, order, a.expect_steps, a.expect_scenarios.split(), a.expect_truth, a.out)
+        for x in reasons:
+            print("fabric_report.py: FAIL %s" % x)
+        print("fabric_report.py: verdict %s" % ("ok" if not reasons else "FAIL (%d)" % len(reasons)))
+        return 1 if reasons else 0
     return 0
 
 

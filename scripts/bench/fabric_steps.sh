@@ -24,12 +24,22 @@
 #
 # Options: --steps N (20), --flows N (8), --bytes B (8M), --out DIR
 #   (default build/fabric-steps), --scenarios "a b ..." (all), --no-two-plane,
-#   --no-truth. Output in DIR: steps.jsonl (one line per step), results.json
+#   --no-truth, --quick, --ipv6 (mrcd's planes on IPv6, fabric.sh --ipv6).
+#   Output in DIR: steps.jsonl (one line per step), results.json
 #   and table.markdown (p50 / p99 / max step time and stalled steps per transport
 #   and scenario), series/*.dat (goodput samples), goodput-*.png (goodput over
 #   time through a failure, one line per transport), cdf-*.png (step-time
 #   CDFs), truth.json / truth.txt / truth-timeline.dat (the per-path run),
-#   mrcd-counters.json (the daemon's closed-QP totals per scenario).
+#   counters/<variant>-<scenario>-<a|b>-<0|1>.json (both daemons' counters
+#   before and after each scenario; fabric_report.py's health table reads
+#   what the scenario's closed QPs did), drops.json (the routers' qdisc
+#   drops per scenario).
+#
+# The report's verdicts (fabric_report.py --expect-steps): every cell
+# (transport x scenario) has its steps, every healthy scenario its
+# counters, and, with the truth run, its figures; exit 1 when data is
+# missing. --quick: 2 steps of 8 x 2 MiB per scenario and a 4 s truth run,
+# to see it work end to end (not a measurement).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -39,7 +49,7 @@ BUILD=${BUILD:-$TOP/build}
 STEPS=20 FLOWS=8 BYTES=8M OUT=$BUILD/fabric-steps
 SCEN1="healthy s2_before s2_mid s2_loss1 s2_slow10"
 SCEN2="healthy2 p2_mid"
-TWO=1 TRUTH=1 GIVE_UP=30
+TWO=1 TRUTH=1 GIVE_UP=30 TRUTH_S=10 V6=()
 ONLY=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -50,6 +60,8 @@ while [ $# -gt 0 ]; do
 	--scenarios) ONLY=$2; shift 2 ;;
 	--no-two-plane) TWO=0; shift ;;
 	--no-truth) TRUTH=0; shift ;;
+	--quick) STEPS=2 BYTES=2M TRUTH_S=4; shift ;;
+	--ipv6) V6=(--ipv6); shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "fabric_steps.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -70,27 +82,48 @@ cleanup_add _proc_quiet bash "$TOP/scripts/fabric.sh" --name "$NAME" down
 rm -rf "$OUT"
 mkdir -p "$OUT/series"
 : > "$OUT/steps.jsonl"
-echo "{}" > "$OUT/mrcd-counters.json"
+mkdir -p "$OUT/counters"
+echo "{}" > "$OUT/drops.json"
 log() { echo "[$(date +%T)] $*"; }
 die() { echo "fabric_steps: $*" >&2; exit 1; }
 want() { [ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]; }
 
-b_rx() { fab rx; }   # bytes B has received so far (every port)
+source "$TOP/scripts/lib/fabric_rx.sh"
+b_rx() { fabric_rx; }   # bytes B has received so far (every port; FABRIC_RX of fab env)
+closed_ge() { # closed_ge SOCK TAG: the daemon has closed STEPS x FLOWS QPs more than in counters/TAG.json
+	local n0 n
+	n0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["closed_qps"]["qps"])' "$OUT/counters/$2.json") &&
+		n=$("$MRCCTL" -s "$1" --json counters | python3 -c 'import json,sys; print(json.load(sys.stdin)["closed_qps"]["qps"])') &&
+		[ "$n" -ge $((n0 + STEPS * FLOWS)) ]
+}
 
-# fail_mid PATH START_BYTES: blackhole PATH once B has received a third of
-# the step beyond START_BYTES (or the step ended first)
+rx_ge() { local rx; rx=$(b_rx) && [ "$rx" -ge "$1" ]; }   # rx_ge BYTES (integers: no awk per poll)
+
+# fail_mid PATH START_BYTES PID: blackhole PATH once B has received a third
+# of the step beyond START_BYTES, or when the step (PID) ended first, or
+# after GIVE_UP; polled every 50 ms (a tight loop would take a CPU from
+# the daemons)
 fail_mid() {
 	local path=$1 start=$2 pid=$3 goal rx
 	goal=$(num_sum "$start" $((FLOWS * BYTES_N / 3))) || die "fail_mid: no start count ('$start')"
-	while kill -0 "$pid" 2>/dev/null; do
-		rx=$(b_rx)
-		is_num "$rx" || die "fail_mid: B's byte count is not a number ('$rx')"
-		num_cmp "$rx" -ge "$goal" && break
-	done
+	proc_wait_for -p "$pid" "$GIVE_UP" rx_ge "$goal" 2> /dev/null || true
+	rx=$(b_rx)
+	is_num "$rx" || die "fail_mid: B's byte count is not a number ('$rx')"
 	fab fail "$path" blackhole > /dev/null
 }
 
-closed() { "$MRCCTL" -s "$SOCK_A" --json counters | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["closed_qps"]))'; }
+counters() { # counters TAG: both daemons' counters into counters/TAG-<a|b>.json
+	"$MRCCTL" -s "$SOCK_A" --json counters > "$OUT/counters/$1-a.json" || true
+	"$MRCCTL" -s "$SOCK_B" --json counters > "$OUT/counters/$1-b.json" || true
+}
+drops() { # the routers' qdisc drops so far ("null" when a router's count cannot be read)
+	fab status --json | python3 -c '
+import json, sys
+try:
+    print(sum(v["drops"] for v in json.load(sys.stdin)["routers"].values()))
+except Exception:
+    print("null")' || echo null
+}
 
 # run_one TRANSPORT SCENARIO STEP: one step, a JSON line into steps.jsonl
 run_one() {
@@ -171,9 +204,9 @@ servers() {
 variant() { # variant NAME PLANES SCENARIOS...
 	VAR=$1 PL=$2
 	shift 2
-	local sc i before after
+	local sc i d0
 	log "fabric: $PL plane(s)"
-	fab --planes "$PL" up
+	fab --planes "$PL" "${V6[@]}" up
 	eval "$(fab env)"
 	PERF_PORT=$((18900 + $$ % 50))
 	TCP_DSTS=$TCP_B1
@@ -182,18 +215,21 @@ variant() { # variant NAME PLANES SCENARIOS...
 	for sc in "$@"; do
 		want "$sc" || continue
 		log "scenario $sc: $STEPS steps x (mrcd, tcp, mptcp)"
-		before=$(closed)
+		counters "$VAR-$sc-0"
+		d0=$(drops)
 		for ((i = 1; i <= STEPS; i++)); do
 			for tr in mrcd tcp mptcp; do run_one "$tr" "$sc" "$i"; done
 		done
-		after=$(closed)
-		python3 - "$OUT/mrcd-counters.json" "$VAR/$sc" "$before" "$after" <<'PY'
+		# the last step's QPs are destroyed when its client exits: wait
+		# (bounded) until the daemons' closed-QP counts have moved on
+		proc_wait_for 10 closed_ge "$SOCK_A" "$VAR-$sc-0-a" 2> /dev/null || true
+		proc_wait_for 10 closed_ge "$SOCK_B" "$VAR-$sc-0-b" 2> /dev/null || true
+		counters "$VAR-$sc-1"
+		python3 - "$OUT/drops.json" "$VAR/$sc" "$d0" "$(drops)" <<'PY'
 import json, sys
-p, key, b, a = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
-def diff(x, y):
-    return {k: diff(x[k], y[k]) if isinstance(y[k], dict) else y[k] - x[k] for k in y}
+p, key, a, b = sys.argv[1:5]
 d = json.load(open(p))
-d[key] = diff(b, a)
+d[key] = int(b) - int(a) if a.isdigit() and b.isdigit() else None
 json.dump(d, open(p, "w"), indent=1)
 PY
 	done
@@ -204,38 +240,52 @@ PY
 	fab down > /dev/null
 }
 
-# The per-path truth: one mrcd transfer of FLOWS QPs for 10 s, S2 blackholed
-# at 3 s and healed at 6 s; every EV followed (fabric_evs.py) and set
-# against the leaf's hash (fabric.sh hash).
+# The per-path truth: one mrcd transfer of FLOWS QPs for TRUTH_S (10 s), S2
+# blackholed at 0.3 x TRUTH_S and healed 0.3 x TRUTH_S later; every EV
+# followed (fabric_evs.py) and set against the spine the leaf sent each
+# EV's packets to (fabric.sh seen), judged as test/integration/
+# fabric_clos.sh judges it.
 truth() {
-	local t0 pid smp
-	log "per-path truth: $FLOWS QPs for 10 s, S2 blackholed 3..6 s"
+	local t0 pid smp third
+	third=$(awk -v s="$TRUTH_S" 'BEGIN { printf "%.2f", s * 0.3 }')
+	log "per-path truth: $FLOWS QPs for $TRUTH_S s, S2 blackholed for $third s from $third s"
 	t0=$(date +%s.%N)
 	proc_start smp python3 "$TOP/scripts/bench/fabric_evs.py" --socket "$SOCK_A" --out "$OUT/truth-evs.json" \
 		--interval 0.05 --t0 "$t0"
 	( exec "$PERF" -s "$SOCK_A" --client 127.0.0.1 --port "$PERF_PORT" --qps "$FLOWS" --size "$MSG" \
-		--duration 10 --window 4 --verify --json --stats 0.1 --timeout 40 > "$OUT/truth-perf.json" \
+		--duration "$TRUTH_S" --window 4 --verify --json --stats 0.1 --timeout 40 > "$OUT/truth-perf.json" \
 		2> "$OUT/truth-perf.err" ) &
 	pid=$!
 	proc_track "$pid"
-	# a schedule, not a synchronisation: the transfer runs 10 s whatever we do
-	sleep 3
-	local tf tr
+	# the schedule starts when data flows (on a loaded host the QPs' setup
+	# takes seconds: a failure timed from the launch came before any data,
+	# and nothing could be judged)
+	local rx0
+	rx0=$(b_rx) || die "truth: B's byte count cannot be read"
+	proc_wait_for -p "$pid" "$GIVE_UP" rx_ge $((rx0 + 1048576)) 2> /dev/null || true
+	# a schedule, not a synchronisation: the transfer runs TRUTH_S whatever we do
+	sleep "$third"
+	local tf tfd tr
 	tf=$(date +%s.%N)
 	fab fail S2 blackhole > /dev/null
-	sleep 3
+	tfd=$(date +%s.%N)   # the rule is in place
+	sleep "$third"
 	tr=$(date +%s.%N)
 	fab heal S2 > /dev/null
 	wait "$pid" || true
 	sleep 1   # let the probes of the last QPs' retired EVs report back
 	proc_stop -s TERM "$smp" || true
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('\n'.join(str(e['ev'] & 0xffff) for q in d['qps'].values() for e in q['evs']))" \
-		"$OUT/truth-evs.json" | sort -u | fab hash - > "$OUT/truth-hash.txt"
-	local fs hs
+	# each EV's spine: where LA sent its packets (fabric.sh seen; on IPv6
+	# the kernel's route lookup cannot say, fabric.sh --ipv6)
+	fab seen > "$OUT/truth-hash.txt"
+	local fs fds hs
 	fs=$(awk -v a="$tf" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')
+	fds=$(awk -v a="$tfd" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')
 	hs=$(awk -v a="$tr" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')
 	python3 "$TOP/scripts/bench/fabric_truth.py" --evs "$OUT/truth-evs.json" --hash "$OUT/truth-hash.txt" \
-		--spine S2 --fail-s "$fs" --heal-s "$hs" --out "$OUT/truth.json" | tee "$OUT/truth.txt"
+		--spine S2 --fail-s "$fs" --fail-done-s "$fds" --heal-s "$hs" --min-eligible 40 --min-recall 0.95 \
+		--min-precision 0.9 --out "$OUT/truth.json" \
+		| tee "$OUT/truth.txt" || true
 	python3 - "$OUT/truth-evs.json" "$OUT/truth-hash.txt" "$fs" "$hs" > "$OUT/truth-timeline.dat" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -245,7 +295,7 @@ print("# t_s  good_crossing_S2  not_good_crossing_S2  good_other  not_good_other
 state = {}
 for q, rec in d["qps"].items():
     for e in rec["evs"]:
-        state[(q, e["ev"])] = ("GOOD", sp.get(str(e["ev"] & 0xffff)) == "S2")
+        state[(q, e["ev"])] = ("GOOD", sp.get(str(e["ev"])) == "S2")
 events = sorted(d["timeline"])
 t_end = max([t for t, *_ in events] + [0])
 k = 0
@@ -270,5 +320,13 @@ PY
 log "fabric_steps: $STEPS steps of $FLOWS x $BYTES per transport and scenario; output in $OUT"
 variant one 1 $SCEN1
 [ "$TWO" = 0 ] || variant two 2 $SCEN2
-python3 "$TOP/scripts/bench/fabric_report.py" --out "$OUT"
-log "done: $OUT/table.markdown"
+expect=()
+for sc in $SCEN1; do want "$sc" && expect+=("one/$sc"); done
+if [ "$TWO" = 1 ]; then for sc in $SCEN2; do want "$sc" && expect+=("two/$sc"); done; fi
+truth_arg=()
+[ "$TRUTH" = 0 ] || truth_arg=(--expect-truth)
+rc=0
+python3 "$TOP/scripts/bench/fabric_report.py" --out "$OUT" --expect-steps "$STEPS" \
+	--expect-scenarios "${expect[*]}" "${truth_arg[@]}" || rc=$?
+log "done: $OUT/table.markdown (verdict: $([ "$rc" = 0 ] && echo ok || echo "FAIL, exit $rc"))"
+exit "$rc"

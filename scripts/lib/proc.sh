@@ -13,9 +13,11 @@
 #                                 started by hand and given to proc_track.
 #   proc_track PID...             track processes started some other way
 #   proc_wait_for [-p PID] SECONDS CMD...
-#                                 run CMD (output discarded) every 50 ms until
-#                                 it succeeds; 1 with a message on stderr at
-#                                 the deadline, or as soon as PID has exited
+#                                 run CMD (output discarded) every 50 ms
+#                                 (PROC_POLL_S) until it succeeds; 1 with a
+#                                 message on stderr at the deadline, or as
+#                                 soon as PID has exited. The pause between
+#                                 tries forks nothing (_proc_nap)
 #   proc_stop [-s SIG] [-g GRACE] PID
 #                                 SIG (TERM) to PID, SIGKILL if it is still
 #                                 there after GRACE seconds (PROC_GRACE, 10),
@@ -82,6 +84,17 @@ _proc_us() {
 
 _proc_now() { _proc_r=${EPOCHREALTIME//[.,]/}; }
 
+# _proc_nap SECONDS: pause without a process: a read with a timeout on a
+# pipe this shell holds both ends of (no data ever comes), instead of
+# forking sleep(1) every poll on a loaded host
+_proc_nap() {
+	if [ -z "${_PROC_NAP_FD:-}" ] || [ "${_PROC_NAP_PID:-}" != "$BASHPID" ]; then
+		exec {_PROC_NAP_FD}<> <(:) || { sleep "$1"; return 0; }
+		_PROC_NAP_PID=$BASHPID
+	fi
+	read -r -t "$1" -u "$_PROC_NAP_FD" _ || true
+}
+
 proc_track() {
 	local p st
 	for p in "$@"; do
@@ -121,7 +134,7 @@ proc_wait_for() {
 			echo "proc_wait_for: timed out after $((us / 1000)) ms waiting for: $*" >&2
 			return 1
 		fi
-		sleep 0.05
+		_proc_nap "${PROC_POLL_S:-0.05}"
 	done
 }
 
@@ -179,7 +192,7 @@ _proc_stop_entries() {
 			done
 			break
 		fi
-		sleep 0.05
+		_proc_nap 0.05
 	done
 	for pid in "${reap[@]}"; do
 		local rc=0

@@ -4,8 +4,9 @@
  * defaults behind (owning nothing); an accepted config must hold what the
  * loader promises (1..MRCD_MAX_PORTS ports, 1..MRCD_MAX_LCORES unique lcore
  * ids, a payload MTU of 1024/2048/4096, terminated strings, every port's
- * MTU carrying the payload) and convert to engine and frame settings. The
- * same text gives the same verdict twice. */
+ * MTU carrying the payload), convert to engine and frame settings, and get
+ * a verdict from the machine check against a two-CPU host. The same text
+ * gives the same verdict twice. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,18 @@ static void check_loaded(const struct mrcd_config *c)
 	CHECK(c->srv6.n_templates == 0 || c->srv6.templates != NULL);
 	CHECK(c->n_faults == 0 || c->faults != NULL);
 	CHECK(mrcd_config_family(c) == 4 || mrcd_config_family(c) == 6);
+	/* the machine check (EAL core lists come from the text): a verdict
+	 * and, for a refusal, one "<name>:<line>: lcores.ids..." line */
+	{
+		struct mrcd_host h = { .cpus = { 3 }, .max_lcores = 128 };
+		char err[512];
+		int rc = mrcd_config_check_host(NAME, c, c->eal.args, c->eal.n_args, &h, err, sizeof(err));
+
+		CHECK(rc == 0 || rc == -EINVAL || rc == -ENOMEM);
+		if (rc == -EINVAL)
+			CHECK(strncmp(err, NAME ":", strlen(NAME) + 1) == 0 && strstr(err, ": lcores.ids") != NULL &&
+			      strchr(err, '\n') == NULL);
+	}
 	mrcd_config_to_engine(c, &e);
 	CHECK(e.n_ports == c->n_ports);
 	mrcd_config_to_frame_rx(c, &rx);

@@ -118,7 +118,9 @@ int main(int argc, char **argv)
 
 	/* 2. attach for real */
 	int fd = sock_connect(argv[1]);
-	r = request(fd, "{\"v\":1,\"cmd\":\"attach\",\"id\":2,\"args\":{\"abi\":1,\"heap_bytes\":4194304,\"sq_depth\":64}}", fds, &nfds);
+	snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"attach\",\"id\":2,\"args\":{\"abi\":%u,\"heap_bytes\":4194304,"
+		 "\"sq_depth\":64}}", MRC_SHM_ABI_VERSION);
+	r = request(fd, line, fds, &nfds);
 	CHECK(r && json_is_true(json_object_get(r, "ok")) && nfds == 3, "attach gives 3 fds");
 	if (!r || nfds != 3)
 		return 1;
@@ -131,7 +133,8 @@ int main(int argc, char **argv)
 	CHECK(base != MAP_FAILED && mrc_shm_arena_attach(base, (uint64_t)st.st_size, &v) == 0, "arena maps and validates");
 	CHECK(ftruncate(fds[0], st.st_size * 2) < 0, "the arena cannot be grown (sealed)");
 	CHECK(ftruncate(fds[0], 4096) < 0, "the arena cannot be shrunk (sealed)");
-	r = request(fd, "{\"v\":1,\"cmd\":\"attach\",\"id\":3,\"args\":{\"abi\":1}}", NULL, NULL);
+	snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"attach\",\"id\":3,\"args\":{\"abi\":%u}}", MRC_SHM_ABI_VERSION);
+	r = request(fd, line, NULL, NULL);
 	CHECK(r && strcmp(err_code(r), "EBUSY") == 0, "a second attach on one connection is refused");
 	json_decref(r);
 
@@ -151,6 +154,20 @@ int main(int argc, char **argv)
 	json_decref(r);
 	r = request(fd, "{\"v\":1,\"cmd\":\"qp_info\",\"id\":7,\"args\":{\"qpn\":12345}}", NULL, NULL);
 	CHECK(r && strcmp(err_code(r), "ENOENT") == 0, "another client's or no QP: ENOENT");
+	json_decref(r);
+	r = request(fd, "{\"v\":1,\"cmd\":\"qp_query\",\"id\":7,\"args\":{\"qpn\":12345}}", NULL, NULL);
+	CHECK(r && strcmp(err_code(r), "ENOENT") == 0, "qp_query of no QP of its own: ENOENT");
+	json_decref(r);
+	snprintf(line, sizeof(line), "{\"v\":1,\"cmd\":\"qp_query\",\"id\":7,\"args\":{\"qpn\":%u}}", qpn);
+	r = request(fd, line, NULL, NULL);
+	{
+		json_t *res = json_object_get(r, "result");
+		const char *state = json_string_value(json_object_get(res, "state"));
+		const char *cause = json_string_value(json_object_get(res, "cause"));
+
+		CHECK(state && cause && strcmp(state, "INIT") == 0 && strcmp(cause, "none") == 0,
+		      "qp_query of its own new QP: INIT, cause none (%s, %s)", state ? state : "-", cause ? cause : "-");
+	}
 	json_decref(r);
 
 	/* 4. garbage work requests: each one gets its error completion */

@@ -5,12 +5,26 @@
 # gateways. Checks: an `up` that fails half way, or is killed half way,
 # leaves nothing; routed delivery through the leaves; every spine carries
 # MRC traffic when healthy; two healthy steps and two steps with S2
-# blackholed mid-step all finish, with no verify error; the EVs retired
-# during a blackhole are the ones the leaf's hash sends over S2; and after
-# `down` no namespace, nftables rule or daemon of the fabric is left.
+# blackholed mid-step all finish, with no verify error; on the healthy
+# steps the fabric drops nothing and mrcd has no RTO round, no spurious
+# retransmission and no EV state change but for losses it inferred and
+# then saw disproved (fabric_health.py); the EVs retired during a
+# blackhole are the ones the leaf's hash sends over S2 (fabric_truth.py,
+# the requirement is spelled out below); and after `down` no namespace,
+# nftables rule or daemon of the fabric is left.
+#
+# FABRIC_CLOS_IPV6=1 (the meson test fabric_clos6): the same on the IPv6
+# fabric (fabric.sh --ipv6: mrcd's planes on IPv6, `gateway6`, the routers
+# hashing the flow label too), one healthy step and one blackhole step,
+# without the `up` cleanup checks. FABRIC_CLOS_EXACT=1: no EV state change
+# at all on the healthy steps. FABRIC_CLOS_KEEP=DIR keeps the records.
 source "$(dirname "$0")/lib.sh"
 
 FAB="$TOP/scripts/fabric.sh"
+V6=${FABRIC_CLOS_IPV6:-0}
+V6ARG=()
+[ "$V6" = 0 ] || V6ARG=(--ipv6)
+STEPS=$([ "$V6" = 0 ] && echo 2 || echo 1)   # healthy steps, and blackhole steps
 BUILD=$(cd "$(dirname "$MRCD")/../.." && pwd)
 NAME="it$(($$ % 100000))"
 PERF_PORT=$((18700 + $$ % 200))
@@ -21,6 +35,10 @@ left_ns() { # the namespaces named NAME-*; nothing (and 1) if they cannot be lis
 	awk -v p="^$1-" '$1 ~ p' <<<"$l" | wc -l
 }
 cleanup_add _proc_quiet fab down
+# FABRIC_CLOS_KEEP=DIR: keep the EV records, hashes and verdicts there
+# (they go with $T otherwise), to look at a failed run afterwards
+[ -z "${FABRIC_CLOS_KEEP:-}" ] ||
+	cleanup_add bash -c 'mkdir -p "$1" && cp "$2"/evs-* "$2"/hash-* "$2"/seen-* "$2"/truth-* "$2"/step-* "$2"/cnt-* "$2"/health-* "$1"/ 2>/dev/null; true' _ "$FABRIC_CLOS_KEEP" "$T"
 
 if ! ip netns add "mrcd-probe$$" 2>/dev/null; then
 	echo "cannot create a network namespace: skipping"; echo "0 passed, 0 failed"; exit 77
@@ -28,6 +46,7 @@ fi
 ip netns del "mrcd-probe$$"
 
 # ---- cleanup guarantees of `up` ----
+if [ "$V6" = 0 ]; then
 x="${NAME}x"
 y="${NAME}y"
 cleanup_add _proc_quiet env FABRIC_DIR="$T/fx" bash "$FAB" --name "$x" down
@@ -43,17 +62,21 @@ wait_for 30 bash -c "ip netns list | grep -q '^$y-S1'"
 proc_stop -s TERM "$upid"
 check "an up killed half way leaves no namespace ($(left_ns "$y"))" test "$(left_ns "$y")" -eq 0
 check "... and no daemon" bash -c "! ls '$T/fy'/*.pid >/dev/null 2>&1"
+fi
 
 # ---- the fabric ----
-if ! fab up > "$T/up.log" 2>&1; then
-	bad "fabric.sh up"; cat "$T/up.log"; finish; exit 1
+if ! fab "${V6ARG[@]}" up > "$T/up.log" 2>&1; then
+	bad "fabric.sh ${V6ARG[*]} up"; cat "$T/up.log"; finish; exit 1
 fi
-ok "fabric.sh up (mrcd on af_xdp on A and B, gateways resolved)"
+ok "fabric.sh ${V6ARG[*]} up (mrcd on af_xdp on A and B, gateways resolved)"
 eval "$(fab env)"
+check "mrcd's planes run IPv$([ "$V6" = 0 ] && echo 4 || echo 6) (A at $MRC_A1, B at $MRC_B1)" \
+	bash -c "case '$V6:$MRC_A1' in 0:10.* | 1:fd00:*) exit 0 ;; esac; exit 1"
 status() { fab status --json > "$T/st.json" && cat "$T/st.json"; }
 spine_mrc() { # spine_mrc: "S1 n1 S2 n2 ..." MRC packets each spine forwarded
 	status | jget "' '.join('%s %d' % (k, v['mrc']) for k, v in sorted(d['routers'].items()) if k[0] == 'S')"
 }
+drops() { status | jget "sum(v['drops'] for v in d['routers'].values())"; }   # the routers' qdisc drops
 pid_a=$(status | jget "d['daemons']['a']['pid']")
 pid_b=$(status | jget "d['daemons']['b']['pid']")
 
@@ -64,19 +87,59 @@ step() { # step N: 8 QPs x 2 MiB, verified; the JSON report in $T/step-N.json
 		--qps 8 --size 256K --iters 8 --window 4 --verify --json --stats 0 --timeout 30 \
 		> "$T/step-$1.json" 2> "$T/step-$1.err"
 }
-step_ok() { # every byte, no verify or completion error
-	jget "d['exit'] == 0 and d['verify_errors'] == 0 and d['cq_errors'] == 0 and d['bytes'] == 8 * 2 * 1024 * 1024" \
+step_ok() { # step_ok N [MIB]: every byte (16 MiB unless said), no verify or completion error
+	jget "d['exit'] == 0 and d['verify_errors'] == 0 and d['cq_errors'] == 0 and d['bytes'] == ${2:-16} * 1024 * 1024" \
 		< "$T/step-$1.json" | grep -qx True
 }
 wait_for 30 bash -c "kill -0 $srv && ss -ltn | grep -q ':$PERF_PORT '"
+source "$TOP/scripts/lib/fabric_rx.sh"   # fabric_rx: B's bytes, one `ip` per device
+rx_ge() { local rx; rx=$(fabric_rx) && [ "$rx" -ge "$1" ]; }   # rx_ge BYTES (integers: no awk per poll)
+
+counters() { "$MRCCTL" -s "$1" --json counters > "$2"; }   # counters SOCK FILE
+closed_ge() { # closed_ge SOCK N: N QPs closed on that daemon
+	local n
+	n=$("$MRCCTL" -s "$1" --json counters | jget "d['closed_qps']['qps']") && num_cmp "$n" -ge "$2"
+}
 
 # healthy
 read -r -a before <<< "$(spine_mrc)"
-for n in 1 2; do
+drops0=$(drops)
+counters "$SOCK_A" "$T/cnt-a0.json"
+counters "$SOCK_B" "$T/cnt-b0.json"
+for ((n = 1; n <= STEPS; n++)); do
 	check "healthy step $n finishes" step "h$n"
 	check "healthy step $n: every byte, verified ($(jget "d['seconds']" < "$T/step-h$n.json") s)" step_ok "h$n"
 done
 read -r -a after <<< "$(spine_mrc)"
+drops1=$(drops)
+# Per-path truth on the healthy fabric (the bounds are fabric_health.py's
+# "bounded" level, docs/benchmarks.md "A routed fabric" has the figures):
+# the 8 QPs of each step, on either side, had no RTO round, and every EV
+# state change came from an inferred loss (<= 2 per loss: out of GOOD and
+# back, or retired and probed back), no more than 10% of the active EVs
+# moved, and losses were inferred for no more than 2% of the data packets.
+# On this fabric packets through a spine with a deeper queue arrive after
+# the 1 ms reordering window (D29) and most of those inferred losses are
+# then disproved (D64); FABRIC_CLOS_LOSSLESS=1 asks that all are, with no
+# spurious retransmission, FABRIC_CLOS_EXACT=1 no EV state change at all
+# (the issue's target; neither holds on a loaded 2-CPU host yet). The
+# counters land in counters.closed_qps when the QPs are destroyed; a
+# missing counter fails.
+exact=()
+[ "${FABRIC_CLOS_LOSSLESS:-0}" = 0 ] || exact=(--lossless)
+[ "${FABRIC_CLOS_EXACT:-0}" = 0 ] || exact=(--exact)
+for h in a b; do
+	s=$([ $h = a ] && echo "$SOCK_A" || echo "$SOCK_B")
+	q0=$(jget "d['closed_qps']['qps']" < "$T/cnt-${h}0.json")
+	wait_for 30 closed_ge "$s" "$((q0 + 8 * STEPS))"
+	counters "$s" "$T/cnt-${h}1.json"
+	python3 "$TOP/scripts/bench/fabric_health.py" "$T/cnt-${h}0.json" "$T/cnt-${h}1.json" --name "mrcd $h" \
+		--min-qps "$((8 * STEPS))" "${exact[@]}" --out "$T/health-$h.json" > "$T/health-$h.txt" 2>&1
+	hrc=$?
+	cat "$T/health-$h.txt"
+	check "healthy steps, mrcd $h: no RTO round; EV state changes, EVs moved and inferred losses within the bounds ($(jget "d['level']" < "$T/health-$h.json" 2>/dev/null))" \
+		test "$hrc" -eq 0
+done
 # "S1 n1 S2 n2 ...": the same spines before and after, at least two
 check "the spines' MRC counts were read (${before[*]:-nothing} / ${after[*]:-nothing})" \
 	test "${#after[@]}" -ge 4 -a "${#before[@]}" -eq "${#after[@]}"
@@ -88,59 +151,110 @@ for ((i = 1; i < ${#after[@]}; i += 2)); do
 	check "${after[i - 1]} carried MRC traffic when healthy (${diffs[i]:-?} of $total packets)" \
 		num_check "${after[i - 1]}" 'd >= t / 10' d="${diffs[i]:-}" t="$total"
 done
-via() { "$MRCCTL" -s "$1" --json counters | jget "d['ports']['$2']['neigh']['$3']"; }
+# the fabric's own drops (tbf queues overflowing when the 8 QPs' bursts
+# hash onto one spine): at most 0.5% of the MRC packets the spines carried
+check "the healthy fabric dropped at most 0.5% (router qdisc drops: $drops0 before, $drops1 after, $total MRC packets through the spines)" \
+	num_check "drops" '(b - a) * 200 <= t' a="$drops0" b="$drops1" t="$total"
+via() { jget "d['ports']['$2']['neigh']['$3']" < "$T/cnt-${1}1.json"; }   # via a|b PORT COUNTER
+mrc_tx() { jget "d['ports']['$2']['tx_pkts'] - d['ports']['$2']['tx_l2']" < "$T/cnt-${1}1.json"; }
 for h in a b; do
-	s=$([ $h = a ] && echo "$SOCK_A" || echo "$SOCK_B")
-	g=$(via "$s" ${h}1 via_gateway) l=$(via "$s" ${h}1 via_link)
-	check "$h sent through its gateway ($g packets)" num_cmp "$g" -gt 10000
+	g=$(via $h ${h}1 via_gateway) l=$(via $h ${h}1 via_link) m=$(mrc_tx $h ${h}1)
+	# a: at least the steps' 8192 data packets of 2 KiB each; b: its
+	# SACKs; every MRC frame through the gateway, none to the link
+	min=$([ $h = a ] && echo $((8192 * STEPS)) || echo 1000)
+	check "$h sent every MRC frame through its gateway ($g next hops for $m frames)" num_cmp "$g" -ge "$m"
+	check "... and $h sent MRC frames ($m, >= $min)" num_cmp "$m" -ge "$min"
 	check "$h sent nothing on the link ($l packets)" num_cmp "$l" -eq 0
 done
 la=$(status | jget "d['routers']['LA']['mrc']")
-check "the leaves forwarded it (LA: $la MRC packets)" num_cmp "$la" -gt 20000
+check "the leaves forwarded it (LA: $la MRC packets)" num_cmp "$la" -gt $((10000 * STEPS))
 
 # S2 blackholed mid-step
-for n in 1 2; do
+# 8 QPs x 4 MiB, S2 blackholed once B has a third: the EVs crossing S2
+# then have about 2/3 x 2048 packets per QP to be judged on
+BH_ITERS=16 BH_MIB=32
+JUDGE_S=0.25 MIN_ELIGIBLE=40 RECALL=0.95 PRECISION=0.9
+for ((n = 1; n <= STEPS; n++)); do
 	t0=$(date +%s.%N)
 	proc_start smp python3 "$TOP/scripts/bench/fabric_evs.py" --socket "$SOCK_A" \
 		--out "$T/evs-$n.json" --interval 0.02 --t0 "$t0"
-	rx0=$(fab rx)
+	rx0=$(fabric_rx)
 	( exec "$BUILD/app/mrc-perf/mrc-perf" -s "$SOCK_A" --client 127.0.0.1 --port "$PERF_PORT" \
-		--qps 8 --size 256K --iters 8 --window 4 --verify --json --stats 0 --timeout 30 \
+		--qps 8 --size 256K --iters "$BH_ITERS" --window 4 --verify --json --stats 0 --timeout 30 \
 		> "$T/step-b$n.json" 2> "$T/step-b$n.err" ) &
 	cpid=$!
 	proc_track "$cpid"
-	# mid-step: once B has received a third of the step's 16 MiB (a count
-	# that cannot be read ends the wait, and the check below fails)
-	goal=$(num_sum "$rx0" $((16 * 1024 * 1024 / 3))) rx=
-	while [ -n "$goal" ] && kill -0 "$cpid" 2>/dev/null; do
-		rx=$(fab rx)
-		is_num "$rx" || break
-		num_cmp "$rx" -ge "$goal" && break
-	done
+	# mid-step: once B has received a third of the step, polled every 50
+	# ms by proc_wait_for (a pause that forks nothing, and fabric_rx one
+	# `ip` per try: a loop that polls `fab rx` back to back took a CPU from
+	# the daemons and failed S2 three quarters into the step); a count that
+	# cannot be read fails the check below
+	goal= rx=
+	[[ $rx0 =~ ^[0-9]+$ ]] && goal=$((rx0 + BH_MIB * 1024 * 1024 / 3))
+	[ -z "$goal" ] || proc_wait_for -p "$cpid" 30 rx_ge "$goal" || true
 	tf=$(date +%s.%N)
 	fab fail S2 blackhole > /dev/null
+	tfd=$(date +%s.%N)   # the rule is in place: from here on S2 drops
+	rx=$(fabric_rx) || rx=
 	check "blackhole step $n: B had received a third of the step when S2 failed (${rx:-?} of ${goal:-?} bytes)" \
 		num_cmp "$rx" -ge "$goal"
 	# mrc-perf gives up by itself after --timeout 30
 	wait "$cpid"
 	rc=$?
 	check "blackhole step $n: mrcd finishes with S2 blackholed mid-step (exit $rc)" test "$rc" -eq 0
-	check "blackhole step $n: every byte, verified ($(jget "d['seconds']" < "$T/step-b$n.json" 2>/dev/null) s)" step_ok "b$n"
+	check "blackhole step $n: every byte, verified ($(jget "d['seconds']" < "$T/step-b$n.json" 2>/dev/null) s)" step_ok "b$n" "$BH_MIB"
 	proc_stop -s TERM "$smp"
 	fab heal S2 > /dev/null
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('\n'.join(str(e['ev'] & 0xffff) for q in d['qps'].values() for e in q['evs']))" \
+	# Which EV crosses S2: what LA did with each (fab seen: its nftables
+	# set of EV and output device, filled by the packets), and on IPv4
+	# also what the kernel's route lookup predicts for every EV recorded
+	# (fab hash), which must agree. On IPv6 the lookup cannot predict the
+	# flow label's part (fabric.sh --ipv6 says why): its agreement is
+	# printed, not judged.
+	fab seen > "$T/seen-$n.txt"
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('\n'.join(str(e['ev']) for q in d['qps'].values() for e in q['evs']))" \
 		"$T/evs-$n.json" | sort -u | fab hash - > "$T/hash-$n.txt"
+	agree=$(python3 -c '
+import sys
+h = dict(l.split() for l in open(sys.argv[1]) if len(l.split()) == 2)
+s = dict(l.split() for l in open(sys.argv[2]) if len(l.split()) == 2)
+both = [k for k in s if k in h]
+print(len(both), sum(h[k] == s[k] for k in both))' "$T/hash-$n.txt" "$T/seen-$n.txt")
+	read -r n_seen n_agree <<<"$agree"
+	echo "blackhole step $n: LA forwarded $(wc -l < "$T/seen-$n.txt") EVs; the route lookup agrees on ${n_agree:-?} of the ${n_seen:-?} recorded"
+	if [ "$V6" = 0 ]; then
+		check "blackhole step $n: the kernel's route lookup names the spine LA sent each EV to (${n_agree:-?} of ${n_seen:-?}, >= 400)" \
+			num_check agree 'a == n && n >= 400' a="${n_agree:-}" n="${n_seen:-}"
+	fi
 	fs=$(awk -v a="$tf" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')
+	fds=$(awk -v a="$tfd" -v b="$t0" 'BEGIN { printf "%.3f", a - b }')
 	check "blackhole step $n: S2 failed mid-step (at $fs s, before the step's QPs were gone)" \
 		python3 -c "import json,sys; q=json.load(open(sys.argv[1]))['qps'].values(); sys.exit(0 if q and max(x['last_s'] for x in q) > $fs else 1)" "$T/evs-$n.json"
-	echo "blackhole step $n: S2 failed at $fs s; $(jget "'%d EV samples from %.3f to %.3f s' % (d['samples'], min(q['first_s'] for q in d['qps'].values()), max(q['last_s'] for q in d['qps'].values()))" < "$T/evs-$n.json")"
-	python3 "$TOP/scripts/bench/fabric_truth.py" --evs "$T/evs-$n.json" --hash "$T/hash-$n.txt" \
-		--spine S2 --fail-s "$fs" --out "$T/truth-$n.json" | tee "$T/truth-$n.txt"
+	echo "blackhole step $n: S2 failed at $fs s (the rule in place at $fds s); $(jget "'%d EV samples from %.3f to %.3f s' % (d['samples'], min(q['first_s'] for q in d['qps'].values()), max(q['last_s'] for q in d['qps'].values()))" < "$T/evs-$n.json")"
+	# What is required (fabric_truth.py says why): every EV whose hash
+	# crosses S2 and that sent at least 2 data packets into the blackhole
+	# (counted from the first sample after the rule was in place) at least
+	# JUDGE_S before its QP's last sample is retired - 2 inferred losses
+	# retire an EV on a fabric without trimming (D30), inferred from later
+	# deliveries on other EVs or a probe's answer (D65), which takes a few
+	# RTTs and a sample to see. An EV whose only sends into the blackhole
+	# came in the step's last moments cannot have been judged, and one with
+	# a single loss is only skipped for a rotation (counted, not judged).
+	# RECALL of the eligible EVs must be retired, at least MIN_ELIGIBLE
+	# must be eligible (the failure came mid-step), and PRECISION of the
+	# EVs retired during the failure must cross S2.
+	python3 "$TOP/scripts/bench/fabric_truth.py" --evs "$T/evs-$n.json" --hash "$T/seen-$n.txt" \
+		--spine S2 --fail-s "$fs" --fail-done-s "$fds" --judge-s "$JUDGE_S" \
+		--min-eligible "$MIN_ELIGIBLE" --min-recall "$RECALL" --min-precision "$PRECISION" \
+		--out "$T/truth-$n.json" | tee "$T/truth-$n.txt"
 	tr() { jget "d['$1']" < "$T/truth-$n.json"; }
-	check "blackhole step $n: the EVs that cross S2 and sent data were retired (recall $(tr recall))" \
-		num_cmp "$(tr recall)" -ge 0.8
-	check "blackhole step $n: the retired EVs are the ones that cross S2 (precision $(tr precision))" \
-		num_cmp "$(tr precision)" -ge 0.8
+	verdict() { [ "$(jget "d['verdicts'].get('$1')" < "$T/truth-$n.json")" = True ]; }
+	check "blackhole step $n: $(tr eligible) EVs crossing S2 sent >= 2 packets into it >= $JUDGE_S s before their QP's end (>= $MIN_ELIGIBLE)" \
+		verdict eligible
+	check "blackhole step $n: $(tr retired_eligible) of them were retired (recall $(tr recall), >= $RECALL)" \
+		verdict recall
+	check "blackhole step $n: the EVs out of service at its end are the ones that cross S2 ($(tr out_at_end_crossing) of $(tr out_at_end), precision $(tr precision), >= $PRECISION; retired at any time $(tr retired), $(tr retired_other) not crossing)" \
+		verdict precision
 done
 
 # ---- down ----

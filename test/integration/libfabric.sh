@@ -35,7 +35,12 @@ check "  4 bytes of remote CQ data" grep -q "cq_data_size: 4" "$T/fi_info.txt"
 check "  only FI_EP_RDM (no FI_EP_MSG, no FI_EP_DGRAM)" bash -c "! fi_info -p mrc -t FI_EP_MSG >/dev/null 2>&1 && ! fi_info -p mrc -t FI_EP_DGRAM >/dev/null 2>&1"
 check "  mem_tag_format leaves all 64 tag bits to the application" grep -q "mem_tag_format: 0xaaaaaaaaaaaaaaaa" "$T/fi_info.txt"
 fi_info -p mrc -e > "$T/fi_info_e.txt" 2>&1
-for v in FI_MRC_SOCKET FI_MRC_HEAP_MB FI_MRC_RING_SLOTS FI_MRC_EAGER_SIZE FI_MRC_BOOTSTRAP_ADDR; do
+# every variable the provider defines (read from its source, so a new one
+# cannot be left out of this check)
+prov_src=$(dirname "$0")/../../lib/fabric/prov.c
+vars=$(sed -n 's/.*fi_param_define(&mrcfi_prov, "\([a-z_]*\)".*/FI_MRC_\1/p' "$prov_src" | tr a-z A-Z)
+check "the provider defines its FI_MRC_* variables ($(echo $vars))" test "$(wc -w <<<"$vars")" -ge 6
+for v in $vars; do
 	check "fi_info -e lists $v" grep -aq "$v" "$T/fi_info_e.txt"
 done
 
@@ -100,21 +105,34 @@ pp_run pingpong-drop-1pct -S all -I 20
 pp_run pingpong-tagged-drop-1pct -m tagged -S all -I 20
 ctl a fault-clear >/dev/null
 
-# a plane blackholed while the 1 MiB transfers run
+# a plane blackholed while the 1 MiB transfers run. The verdict needs the
+# fault to have hit the transfer: traffic was moving when the rule went in,
+# the client was still running after it, and plane 2's blackhole rule
+# dropped frames (daemon a's fault counter); then both sides exit 0 with the
+# data checked (-c)
+bh_drops() { ctlj a counters | jget 'd["ports"]["plane2"]["fault"]["blackholed"]'; }
 blackhole_midway() { # NAME [fi_pingpong args]
 	local name=$1; shift
-	local base srv cli rc
+	local base srv cli rc moved=no during=no bh0 bh1 drops
 	base=$(tx_pkts a)
+	bh0=$(bh_drops)
 	pp_start "$name" "$@" || return 1
 	srv=$PP_SRV cli=$PP_CLI
-	moving() { [ "$(tx_pkts a)" -gt $((base + 2000)) ]; }
-	wait_for 60 moving
+	moving() { num_cmp "$(tx_pkts a)" -gt $((base + 2000)); }
+	wait_for -p "$cli" 60 moving && moved=yes
 	ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
+	kill -0 "$cli" 2>/dev/null && during=yes
 	pp_wait "$srv" "$cli"
 	rc=$?
+	bh1=$(bh_drops)
 	ctl a fault-clear >/dev/null
-	if [ "$rc" = 0 ] && grep -q "^1m " "$T/$name.out"; then
-		ok "$name: $(pp_summary "$name")"
+	drops=$(num_sub "$bh1" "$bh0")
+	if [ "$moved" != yes ] || [ "$during" != yes ]; then
+		bad "$name: the blackhole did not fall inside the transfer (moving: $moved, client running after the rule: $during)"
+	elif ! num_cmp "$drops" -gt 0; then
+		bad "$name: plane 2's blackhole dropped nothing (${drops:-no counter})"
+	elif [ "$rc" = 0 ] && grep -q "^1m " "$T/$name.out"; then
+		ok "$name: $drops frames blackholed on plane 2 mid-run; $(pp_summary "$name")"
 	else
 		bad "$name: $(tail -3 "$T/$name.out" "$T/$name.srv" | tr '\n' ' ')"
 	fi
@@ -179,17 +197,27 @@ da=$(num_sub "$a1" "$a0") db=$(num_sub "$b1" "$b0")   # empty (and failing) if a
 both_sent() { num_cmp "$da" -gt $((32 << 20)) && num_cmp "$db" -gt $((32 << 20)); }
 check "  the MPI bytes crossed mrcd (a sent ${da:-?}, b sent ${db:-?} bytes on their planes)" both_sent
 
-# the allreduce loop with plane 2 blackholed once it is under way
+# the allreduce loop with plane 2 blackholed once it is under way; as
+# above, the verdict needs the fault inside the run and frames dropped by it
 base=$(tx_bytes a)
+bh0=$(bh_drops)
 proc_start mp mpi_exec mpi-blackhole --rounds 4 --pingpong-iters 0
-mpi_moving() { [ "$(tx_bytes a)" -gt $((base + (64 << 20))) ]; }
-wait_for 120 mpi_moving
+mpi_moving() { num_cmp "$(tx_bytes a)" -gt $((base + (64 << 20))); }
+moved=no during=no
+wait_for -p "$mp" 120 mpi_moving && moved=yes
 ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
+kill -0 "$mp" 2>/dev/null && during=yes
 wait "$mp"
 mrc=$?
+bh1=$(bh_drops)
 ctl a fault-clear >/dev/null
-if [ "$mrc" = 0 ] && grep -q "^mpi: 0 errors" "$T/mpi-blackhole.out"; then
-	ok "Open MPI allreduce loop with plane 2 blackholed mid-run: every result right ($(mpi_summary mpi-blackhole))"
+drops=$(num_sub "$bh1" "$bh0")
+if [ "$moved" != yes ] || [ "$during" != yes ]; then
+	bad "Open MPI blackhole run: the blackhole did not fall inside the run (moving: $moved, running after the rule: $during)"
+elif ! num_cmp "$drops" -gt 0; then
+	bad "Open MPI blackhole run: plane 2's blackhole dropped nothing (${drops:-no counter})"
+elif [ "$mrc" = 0 ] && grep -q "^mpi: 0 errors" "$T/mpi-blackhole.out"; then
+	ok "Open MPI allreduce loop with plane 2 blackholed mid-run ($drops frames dropped): every result right ($(mpi_summary mpi-blackhole))"
 else
 	bad "Open MPI blackhole run: $(tail -5 "$T/mpi-blackhole.out" | tr '\n' ' ')"
 fi

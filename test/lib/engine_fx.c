@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "engine_fx.h"
+#include "mrcp_test.h"
 #include "mrcp_wire.h"
 
 void fx_ip(struct mrcp_ip *ip, int node, int port)
@@ -28,4 +29,17 @@ void fx_peer_info(struct mrcp_conn_info *ci, uint32_t qpn, uint16_t mtu)
 	ci->max_wimm_dest = 128;
 	ci->trim_nack = true;
 	ci->udp_port = MRCP_UDP_PORT_DEFAULT;
+}
+
+void fx_rx_pkt(struct mrcp_rx *rx, uint8_t *raw, size_t cap, const struct mrcp_pkt *p, uint8_t port,
+	       const struct mrcp_ip *src)
+{
+	int len = mrcp_pkt_encode(p, raw, cap);
+
+	ASSERT_GT(len, 0);
+	memset(rx, 0, sizeof(*rx));
+	rx->data = raw;
+	rx->len = (uint32_t)len;
+	rx->port = port;
+	rx->src = *src;
 }

@@ -411,8 +411,10 @@ TEST(engine, rto__retry_exceeded_flushes_with_errors)
 	ASSERT_EQ(MRCP_WC_FLUSH_ERR, wc[1].status);
 	while ((nev = mrcp_poll_events(l.fl.eng[0], ev, 16)) != 0)
 		for (unsigned i = 0; i < nev; i++)
-			if (ev[i].type == MRCP_EVENT_QP_ERROR)
+			if (ev[i].type == MRCP_EVENT_QP_ERROR) {
 				saw_error = true;
+				ASSERT_EQ(MRCP_QP_ERR_RETRY_EXCEEDED, ev[i].qp_error.cause);
+			}
 	ASSERT_TRUE(saw_error);
 	/* the clock stopped: nothing more to do, no hang */
 	ASSERT_U64_EQ(UINT64_MAX, mrcp_next_deadline(l.fl.eng[0]));
@@ -459,18 +461,147 @@ TEST(engine, access__bad_rkey_is_a_remote_access_error)
 	link_fini(&l);
 }
 
-TEST(engine, write_imm__without_a_receive_is_fatal)
+/* ---- protection domains and keys (D67, D68) ------------------------------------- */
+
+/* A Write from engine 0 on @qpn0 to (@va, @rkey) at engine 1; run the link
+ * until nothing moves. @return the requester's completion status. */
+static uint8_t write_to(struct link *l, uint32_t qpn0, uint64_t va, uint32_t rkey, uint32_t len)
+{
+	struct mrcp_sge sge = {.addr = (uint64_t)(uintptr_t)l->buf[0], .len = len, .lkey = l->lkey[0]};
+	struct mrcp_send_wr wr = {.wr_id = 5, .opcode = MRCP_WR_WRITE, .flags = MRCP_WR_SIGNALED,
+				  .sg_list = &sge, .num_sge = 1, .remote_addr = va, .rkey = rkey};
+	struct mrcp_wc wc[4];
+
+	ASSERT_EQ(0, mrcp_qp_post_send(l->fl.eng[0], qpn0, &wr, l->fl.now));
+	fake_link_run(&l->fl, l->fl.now + 10000000, NULL, NULL, 10000);
+	ASSERT_EQ(1, cq_drain(l, 0, wc, 4));
+	ASSERT_EQ(qpn0, wc[0].qpn);
+	return wc[0].status;
+}
+
+/* A second QP pair: @q0 on engine 0 (default PD), @q1 on engine 1 in @pd1. */
+static void pair_up(struct link *l, uint32_t pd1, uint32_t *q0, uint32_t *q1)
+{
+	struct mrcp_qp_attr a = {.pd = pd1};
+	struct mrcp_conn_info c0, c1;
+
+	ASSERT_EQ(0, mrcp_qp_create(l->fl.eng[0], NULL, q0));
+	ASSERT_EQ(0, mrcp_qp_create(l->fl.eng[1], &a, q1));
+	ASSERT_EQ(0, mrcp_qp_local_info(l->fl.eng[0], *q0, &c0));
+	ASSERT_EQ(0, mrcp_qp_local_info(l->fl.eng[1], *q1, &c1));
+	ASSERT_EQ(0, mrcp_qp_connect(l->fl.eng[0], *q0, &c1, l->fl.now));
+	ASSERT_EQ(0, mrcp_qp_connect(l->fl.eng[1], *q1, &c0, l->fl.now));
+}
+
+TEST(engine, access__another_pds_region_is_refused_even_with_its_exact_key_and_va)
+{
+	struct link l;
+	uint32_t pd_v, vl, vr, q0, q1;
+	static uint8_t victim[4096], want[4096];
+
+	link_init(&l, 1, MRCP_MODE_MRC, NULL);
+	fill(&l, 0, 0, 4096, 3);
+	for (unsigned i = 0; i < sizeof(victim); i++)
+		victim[i] = want[i] = (uint8_t)(0xA5 ^ i);
+	/* the victim's region, in its own PD on engine 1 */
+	ASSERT_EQ(0, mrcp_pd_alloc(l.fl.eng[1], &pd_v));
+	ASSERT_EQ(0, mrcp_mr_reg_pd(l.fl.eng[1], pd_v, 0x7000000000ull, sizeof(victim), victim,
+				    MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE, &vl, &vr));
+	/* the attacker's QP (default PD) is connected and works */
+	ASSERT_EQ(MRCP_WC_SUCCESS, write_to(&l, l.qpn[0], (uint64_t)(uintptr_t)l.buf[1], l.rkey[1], 64));
+	ASSERT_MEMEQ(l.buf[1], l.buf[0], 64);
+	/* the exact key and VA, from the attacker's QP: a remote access error,
+	 * both QPs in ERROR, not one byte placed */
+	ASSERT_EQ(MRCP_WC_REM_ACCESS_ERR, write_to(&l, l.qpn[0], 0x7000000000ull, vr, 64));
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[1], l.qpn[1]));
+	ASSERT_MEMEQ(victim, want, sizeof(victim));
+	/* a QP of the victim's PD writes it with the same key and VA */
+	pair_up(&l, pd_v, &q0, &q1);
+	ASSERT_EQ(MRCP_WC_SUCCESS, write_to(&l, q0, 0x7000000000ull + 128, vr, 64));
+	ASSERT_MEMEQ(victim + 128, l.buf[0], 64);
+	ASSERT_MEMEQ(victim, want, 128);
+	ASSERT_MEMEQ(victim + 192, want + 192, sizeof(victim) - 192);
+	link_fini(&l);
+}
+
+TEST(engine, access__a_deregistered_key_is_refused_at_once)
+{
+	struct link l;
+	uint32_t pd_v, vl, vr, vl2, vr2, q0, q1;
+	static uint8_t victim[4096];
+
+	link_init(&l, 1, MRCP_MODE_MRC, NULL);
+	ASSERT_EQ(0, mrcp_pd_alloc(l.fl.eng[1], &pd_v));
+	ASSERT_EQ(0, mrcp_mr_reg_pd(l.fl.eng[1], pd_v, 0x7000000000ull, sizeof(victim), victim,
+				    MRCP_ACCESS_REMOTE_WRITE, &vl, &vr));
+	pair_up(&l, pd_v, &q0, &q1);
+	ASSERT_EQ(MRCP_WC_SUCCESS, write_to(&l, q0, 0x7000000000ull, vr, 64));
+	ASSERT_EQ(0, mrcp_mr_dereg(l.fl.eng[1], vl));
+	/* the same memory registered again (a slot is reused last, but even
+	 * the same slot gets a new key): the old key is dead */
+	ASSERT_EQ(0, mrcp_mr_reg_pd(l.fl.eng[1], pd_v, 0x7000000000ull, sizeof(victim), victim,
+				    MRCP_ACCESS_REMOTE_WRITE, &vl2, &vr2));
+	ASSERT_NE(vr, vr2);
+	memset(victim, 0, sizeof(victim));
+	ASSERT_EQ(MRCP_WC_REM_ACCESS_ERR, write_to(&l, q0, 0x7000000000ull, vr, 64));
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[1], q1));
+	for (unsigned i = 0; i < sizeof(victim); i++)
+		ASSERT_EQ(0, victim[i]);
+	link_fini(&l);
+}
+
+/* The QP_ERROR events engine @i has, into @out (at most 4). */
+static unsigned qp_errors(struct link *l, int i, struct mrcp_event *out)
+{
+	struct mrcp_event ev[32];
+	unsigned n, k = 0;
+
+	while ((n = mrcp_poll_events(l->fl.eng[i], ev, 32)) != 0)
+		for (unsigned j = 0; j < n; j++)
+			if (ev[j].type == MRCP_EVENT_QP_ERROR && k < 4)
+				out[k++] = ev[j];
+	return k;
+}
+
+TEST(engine, write_imm__without_a_receive_is_fatal_on_both_sides_and_says_why)
 {
 	struct link l;
 	struct mrcp_wc wc[4];
+	struct mrcp_event ev[4];
 
 	link_init(&l, 1, MRCP_MODE_MRC, NULL);
 	ASSERT_EQ(0, post_write(&l, 0, 0, 100, 1, true, 5));
 	fake_link_run(&l.fl, 10000000, NULL, NULL, 10000);
+	/* D70: the requester's WR fails with the NAK, the responder has
+	 * nothing to complete; each side gets one event naming the cause */
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[0], l.qpn[0]));
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[1], l.qpn[1]));
 	ASSERT_EQ(1, cq_drain(&l, 0, wc, 4));
 	ASSERT_EQ(MRCP_WC_REM_INV_REQ_ERR, wc[0].status);
+	ASSERT_EQ(0, cq_drain(&l, 1, wc, 4));
+	ASSERT_EQ(1, qp_errors(&l, 0, ev));
+	ASSERT_EQ(MRCP_QP_ERR_REMOTE_INVALID, ev[0].qp_error.cause);
+	ASSERT_EQ(MRCP_WC_REM_INV_REQ_ERR, ev[0].qp_error.status);
+	ASSERT_EQ(1, qp_errors(&l, 1, ev));
+	ASSERT_EQ(l.qpn[1], ev[0].qpn);
+	ASSERT_EQ(MRCP_QP_ERR_NO_RECV, ev[0].qp_error.cause);
+	ASSERT_EQ(5, ev[0].qp_error.imm);
+	ASSERT_EQ(100, ev[0].qp_error.byte_len);
 	link_fini(&l);
+}
+
+TEST(engine, qp_err_name__every_cause_has_a_name_and_a_line)
+{
+	ASSERT_STREQ("none", mrcp_qp_err_name(MRCP_QP_ERR_NONE));
+	ASSERT_STREQ("no_recv", mrcp_qp_err_name(MRCP_QP_ERR_NO_RECV));
+	ASSERT_STREQ("bad_access", mrcp_qp_err_name(MRCP_QP_ERR_BAD_ACCESS));
+	ASSERT_STREQ("unknown", mrcp_qp_err_name(MRCP_QP_ERR_COUNT));
+	ASSERT_STREQ("a WriteImm arrived with no receive posted", mrcp_qp_err_str(MRCP_QP_ERR_NO_RECV));
+	ASSERT_STREQ("unknown cause", mrcp_qp_err_str(200));
+	for (unsigned c = 0; c < MRCP_QP_ERR_COUNT; c++) {
+		ASSERT_TRUE(strcmp(mrcp_qp_err_name((uint8_t)c), "unknown") != 0);
+		ASSERT_GT(strlen(mrcp_qp_err_str((uint8_t)c)), 5);
+	}
 }
 
 TEST(engine, rc_mode__lossless_and_go_back_n)
@@ -779,6 +910,152 @@ TEST(engine, qp_create__table_full_and_mr_table_full)
 	mrcp_engine_destroy(e);
 }
 
+TEST(engine, pd_alloc__handles_die_when_freed_and_the_table_is_bounded)
+{
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e;
+	uint32_t pd[3], again, lk, rk, qpn;
+	uint8_t b[16];
+	struct mrcp_qp_attr a = {0};
+
+	mrcp_engine_config_defaults(&c);
+	c.max_pds = 2;
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e));
+	ASSERT_TRUE(e->pds == NULL); /* made at the first allocation */
+	ASSERT_EQ(0, mrcp_pd_alloc(e, &pd[0]));
+	ASSERT_EQ(0, mrcp_pd_alloc(e, &pd[1]));
+	ASSERT_NE(MRCP_PD_DEFAULT, pd[0]);
+	ASSERT_NE(pd[0], pd[1]);
+	ASSERT_EQ(-ENOSPC, mrcp_pd_alloc(e, &pd[2]));
+	ASSERT_EQ(0, mrcp_pd_free(e, pd[0]));
+	ASSERT_EQ(-ENOENT, mrcp_pd_free(e, pd[0]));
+	ASSERT_EQ(0, mrcp_pd_alloc(e, &again)); /* the same slot, a new handle */
+	ASSERT_NE(pd[0], again);
+	/* the dead handle names nothing */
+	ASSERT_EQ(-ENOENT, mrcp_mr_reg_pd(e, pd[0], 0x1000, sizeof(b), b, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+	a.pd = pd[0];
+	ASSERT_EQ(-ENOENT, mrcp_qp_create(e, &a, &qpn));
+	ASSERT_EQ(-ENOENT, mrcp_pd_free(e, 0x12345));
+	ASSERT_EQ(-EINVAL, mrcp_pd_free(e, MRCP_PD_DEFAULT));
+	mrcp_engine_destroy(e);
+	/* max_pds 0: the default PD only; 65536 does not fit a handle */
+	c.max_pds = 0;
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e));
+	ASSERT_EQ(-ENOSPC, mrcp_pd_alloc(e, &pd[0]));
+	mrcp_engine_destroy(e);
+	c.max_pds = 65536;
+	ASSERT_EQ(-EINVAL, mrcp_engine_create(&c, &e));
+}
+
+TEST(engine, pd_free__refused_while_it_holds_regions_or_qps)
+{
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e;
+	uint32_t pd, lk, rk, qpn;
+	uint8_t b[16];
+	struct mrcp_qp_attr a = {0};
+
+	mrcp_engine_config_defaults(&c);
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e));
+	ASSERT_EQ(0, mrcp_pd_alloc(e, &pd));
+	ASSERT_EQ(0, mrcp_mr_reg_pd(e, pd, 0x1000, sizeof(b), b, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+	a.pd = pd;
+	ASSERT_EQ(0, mrcp_qp_create(e, &a, &qpn));
+	ASSERT_EQ(-EBUSY, mrcp_pd_free(e, pd));
+	ASSERT_EQ(0, mrcp_mr_dereg(e, lk));
+	ASSERT_EQ(-EBUSY, mrcp_pd_free(e, pd));
+	ASSERT_EQ(0, mrcp_qp_destroy(e, qpn, 0));
+	ASSERT_EQ(0, mrcp_pd_free(e, pd));
+	mrcp_engine_destroy(e);
+}
+
+/* D68: with max_mrs 1024 a key is 10 slot bits and 22 random bits. Over
+ * 4096 registrations (and deregistrations, so slots are reused): every
+ * random bit is set about half the time, no key repeats, the next key is
+ * not the last one plus a small step, a slot's keys differ each time, and
+ * the engine's main PRNG is never drawn from (mrc-sim replays unchanged). */
+TEST(engine, mr_reg__keys_are_random_beyond_the_slot_bits)
+{
+	enum { N = 4096, TAG_BITS = 22 };
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e;
+	static uint32_t keys[N];
+	static uint8_t b[64];
+	unsigned ones[32] = {0}, near = 0, dup = 0, same_slot_same_key = 0;
+	struct mrcp_prng main_before;
+	uint32_t lk, rk, last_of_slot[1024] = {0};
+
+	mrcp_engine_config_defaults(&c);
+	c.seed = 42;
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e));
+	ASSERT_EQ(10, e->mr_slot_bits);
+	main_before = e->prng;
+	for (unsigned i = 0; i < N; i++) {
+		ASSERT_EQ(0, mrcp_mr_reg(e, 0x1000, sizeof(b), b, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+		ASSERT_EQ(lk, rk);
+		keys[i] = rk;
+		/* the first 1000 of every third stay registered, so slots
+		 * are reused unevenly */
+		if (i % 3 != 2 || i > 3000)
+			ASSERT_EQ(0, mrcp_mr_dereg(e, lk));
+	}
+	ASSERT_MEMEQ(&main_before, &e->prng, sizeof(main_before));
+	for (unsigned i = 0; i < N; i++) {
+		uint32_t tag = keys[i] >> 10, slot = keys[i] & 1023;
+
+		ASSERT_NE(0, tag);
+		for (unsigned bit = 0; bit < TAG_BITS; bit++)
+			ones[bit] += tag >> bit & 1;
+		if (i > 0) {
+			uint32_t step = (keys[i] - keys[i - 1]) >> 10; /* in tag units */
+			near += step < 16 || step > (1u << TAG_BITS) - 16;
+		}
+		if (last_of_slot[slot] == keys[i])
+			same_slot_same_key++;
+		last_of_slot[slot] = keys[i];
+		for (unsigned j = 0; j < i; j++)
+			dup += keys[j] == keys[i];
+	}
+	/* N/2 +- 5 sigma (sigma = sqrt(N)/2 = 32) */
+	for (unsigned bit = 0; bit < TAG_BITS; bit++) {
+		ASSERT_GT(ones[bit], N / 2 - 160);
+		ASSERT_LT(ones[bit], N / 2 + 160);
+	}
+	/* a 1-in-2^18 chance per pair for "near"; none expected */
+	ASSERT_LE(near, 1);
+	ASSERT_EQ(0, same_slot_same_key);
+	/* ~N^2/2 pairs over 2^32 keys: 0.002 expected */
+	ASSERT_LE(dup, 1);
+	mrcp_engine_destroy(e);
+}
+
+TEST(engine, mr_reg__key_stream_follows_key_seed_or_else_seed)
+{
+	struct mrcp_engine_config c;
+	struct mrcp_engine *e[3];
+	uint32_t k[3][8], lk;
+	static uint8_t b[64];
+	unsigned same01 = 0, same02 = 0;
+
+	mrcp_engine_config_defaults(&c);
+	c.seed = 9;
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e[0]));
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e[1])); /* a replay: the same keys */
+	c.key_seed = 0x1234567890abcdefull;      /* the daemon's case: fresh bits */
+	ASSERT_EQ(0, mrcp_engine_create(&c, &e[2]));
+	for (int n = 0; n < 3; n++)
+		for (int i = 0; i < 8; i++)
+			ASSERT_EQ(0, mrcp_mr_reg(e[n], 0x1000, sizeof(b), b, 0, &lk, &k[n][i]));
+	for (int i = 0; i < 8; i++) {
+		same01 += k[0][i] == k[1][i];
+		same02 += k[0][i] == k[2][i];
+	}
+	ASSERT_EQ(8, same01);
+	ASSERT_EQ(0, same02);
+	for (int n = 0; n < 3; n++)
+		mrcp_engine_destroy(e[n]);
+}
+
 TEST(engine, engine_create__rejects_bad_config)
 {
 	struct mrcp_engine_config c;
@@ -1027,6 +1304,305 @@ TEST(engine, rev_ev__a_receive_only_qp_probes_its_reverse_paths)
 		}
 	ASSERT_GT(ok, 3);
 	ASSERT_EQ(0xF, planes_seen); /* the planes in turn */
+	link_fini(&l);
+}
+
+/* ---- source validation (D69) ----------------------------------------------- */
+
+/* Hand engine @n one hand-made packet as if it arrived on our port @port
+ * from @src, at the link's time. */
+static void inject(struct link *l, int n, const struct mrcp_pkt *p, const struct mrcp_ip *src, uint8_t port)
+{
+	static uint8_t raw[FAKE_LINK_PKT_MAX];
+	struct mrcp_rx rx;
+
+	fx_rx_pkt(&rx, raw, sizeof(raw), p, port, src);
+	rx.ev = 0xC0DE;
+	rx.ecn = MRCP_ECN_CE; /* a verdict and a CC signal, were it believed */
+	mrcp_rx_burst(l->fl.eng[n], &rx, 1, l->fl.now);
+}
+
+/* A WRITE_ONLY of 64 B to node @n's QP @qpn: @psn, @msn, @rkey, at the
+ * start of node @n's buffer. */
+static void spoof_write(struct link *l, int n, uint32_t qpn, struct mrcp_pkt *p, uint32_t psn, uint16_t msn,
+			uint32_t rkey)
+{
+	static const uint8_t junk[64] = {0xEE, 0xEE, 0xEE, 0xEE};
+
+	ASSERT_EQ(0, mrcp_pkt_init(p, MRCP_OP_WRITE_ONLY, qpn, psn));
+	p->bth.ack_req = true;
+	p->meth.msn = msn;
+	p->reth.va = (uint64_t)(uintptr_t)l->buf[n];
+	p->reth.rkey = rkey;
+	p->reth.dma_len = sizeof(junk);
+	p->payload = junk;
+	p->payload_len = sizeof(junk);
+}
+
+/* Everything a packet could change in @e about QP @qpn, byte for byte: the
+ * QP, its peer and QPCC, scoreboard, receive bitmap, message table and EVs,
+ * the engine's counters but rx_pkts and rx_foreign_src, what the engine
+ * queued (control packets, completions, events, ready and burst lists)
+ * and its next timer. */
+struct snap {
+	uint8_t b[1u << 21];
+	size_t n;
+};
+
+static void snap_add(struct snap *s, const void *p, size_t len)
+{
+	ASSERT_LE(s->n + len, sizeof(s->b));
+	memcpy(s->b + s->n, p, len);
+	s->n += len;
+}
+
+static void snap_take(struct snap *s, struct mrcp_engine *e, uint32_t qpn)
+{
+	struct qp *qp = mrcp__qp_lookup(e, qpn);
+	struct mrcp_engine_counters c;
+	uint64_t q[8];
+
+	ASSERT_TRUE(qp != NULL && qp->peer != NULL && qp->cc != NULL);
+	s->n = 0;
+	snap_add(s, qp, sizeof(*qp));
+	snap_add(s, qp->peer, sizeof(*qp->peer));
+	snap_add(s, qp->cc->priv, qp->cc->ops->priv_size);
+	snap_add(s, &qp->cc->inflight, sizeof(qp->cc->inflight));
+	snap_add(s, qp->sb, (qp->sb_mask + 1) * sizeof(*qp->sb));
+	snap_add(s, qp->rbits, (qp->rbits_mask + 1) / 64 * sizeof(*qp->rbits));
+	snap_add(s, qp->rm, (qp->rm_mask + 1) * sizeof(*qp->rm));
+	snap_add(s, qp->evs.evs, qp->evs.n_evs * sizeof(*qp->evs.evs));
+	snap_add(s, qp->evs.perm, qp->evs.n_perm * sizeof(*qp->evs.perm));
+	mrcp_engine_counters(e, &c);
+	c.rx_pkts = c.rx_foreign_src = 0;
+	snap_add(s, &c, sizeof(c));
+	q[0] = e->ctl_tail;
+	q[1] = e->cq_tail;
+	q[2] = e->evq_tail;
+	q[3] = e->ready_head;
+	q[4] = e->burst_head;
+	q[5] = mrcp_timer_wheel_next(&e->wheel);
+	q[6] = e->stall_end_ns;
+	q[7] = e->peers_hw;
+	snap_add(s, q, sizeof(q));
+}
+
+static struct snap snap_before, snap_after;
+
+static void assert_unchanged(struct mrcp_engine *e, uint32_t qpn, const struct snap *before)
+{
+	snap_take(&snap_after, e, qpn);
+	ASSERT_EQ(before->n, snap_after.n);
+	ASSERT_MEMEQ(before->b, snap_after.b, before->n);
+}
+
+static uint64_t foreign(struct link *l, int n)
+{
+	struct mrcp_engine_counters c;
+
+	mrcp_engine_counters(l->fl.eng[n], &c);
+	return c.rx_foreign_src;
+}
+
+/* Node 0 has sent part of 16 x 64 KiB (data in flight, SACKs due), over
+ * two planes. */
+static void midway(struct link *l)
+{
+	link_init(l, 2, MRCP_MODE_MRC, NULL);
+	fill(l, 0, 0, 1u << 20, 5);
+	for (int i = 0; i < 16; i++)
+		ASSERT_EQ(0, post_write(l, 0, (uint32_t)i << 16, 1u << 16, (uint64_t)i, false, 0));
+	fake_link_run(&l->fl, 30000, NULL, NULL, 100000);
+	ASSERT_GT(fake_link_in_flight(&l->fl), 0);
+}
+
+/* ...and it finishes: every byte placed, every completion a success, both
+ * QPs still RTS. */
+static void finish_ok(struct link *l)
+{
+	struct mrcp_wc wc[64];
+	unsigned n;
+
+	fake_link_run(&l->fl, 100000000, sender_idle, l, 1000000);
+	ASSERT_MEMEQ(l->buf[0], l->buf[1], 1u << 20);
+	n = cq_drain(l, 0, wc, 64);
+	ASSERT_EQ(16, n);
+	for (unsigned i = 0; i < n; i++)
+		ASSERT_EQ(MRCP_WC_SUCCESS, wc[i].status);
+	ASSERT_EQ(MRCP_QPS_RTS, mrcp_qp_state(l->fl.eng[0], l->qpn[0]));
+	ASSERT_EQ(MRCP_QPS_RTS, mrcp_qp_state(l->fl.eng[1], l->qpn[1]));
+}
+
+TEST(engine, rx_qp__writes_from_a_foreign_source_to_a_live_qpn_change_nothing)
+{
+	struct link l;
+	struct mrcp_pkt p;
+	struct mrcp_ip src[5];
+	struct qp *rq;
+	uint64_t sent = 0;
+
+	midway(&l);
+	rq = mrcp__qp_lookup(l.fl.eng[1], l.qpn[1]);
+	/* node 1 knows node 0 as 10.1.0.1 on plane 1 and 10.2.0.1 on plane 2 */
+	fx_ip(&src[0], 7, 1);                 /* on the subnet, another host */
+	memset(&src[1], 0, sizeof(src[1]));   /* off the subnet: 192.0.2.1 */
+	src[1].family = 4;
+	memcpy(src[1].a, (const uint8_t[]){192, 0, 2, 1}, 4);
+	fx_ip(&src[2], 0, 2);                 /* the peer's plane-2 address, on plane 1 */
+	fx_ip(&src[3], 0, 0);                 /* the peer's node address: not a port's */
+	fx_ip(&src[4], 0, 1);                 /* the peer's plane-1 bytes as IPv6 */
+	src[4].family = 6;
+	snap_take(&snap_before, l.fl.eng[1], l.qpn[1]);
+	for (unsigned k = 0; k < 5; k++) {
+		uint32_t next = (rq->rcv_cack + 1) & MRCP_PSN_MASK;
+
+		/* the next PSN, a valid key: would be placed */
+		spoof_write(&l, 1, l.qpn[1], &p, next, rq->rcv_msn, l.rkey[1]);
+		inject(&l, 1, &p, &src[k], 1);
+		/* a wrong key: would be a remote access error (ERROR) */
+		spoof_write(&l, 1, l.qpn[1], &p, next, rq->rcv_msn, l.rkey[1] ^ 0x5500);
+		inject(&l, 1, &p, &src[k], 1);
+		/* a reused MSN: would be an invalid request (ERROR) */
+		spoof_write(&l, 1, l.qpn[1], &p, next, (uint16_t)(rq->rcv_msn - 1), l.rkey[1]);
+		inject(&l, 1, &p, &src[k], 1);
+		/* beyond the window: would be NACKed */
+		spoof_write(&l, 1, l.qpn[1], &p, (next + 50000) & MRCP_PSN_MASK, rq->rcv_msn, l.rkey[1]);
+		inject(&l, 1, &p, &src[k], 1);
+		/* trimmed: would be NACKed */
+		spoof_write(&l, 1, l.qpn[1], &p, next, rq->rcv_msn, l.rkey[1]);
+		{
+			static uint8_t raw[FAKE_LINK_PKT_MAX];
+			struct mrcp_rx rx;
+
+			fx_rx_pkt(&rx, raw, sizeof(raw), &p, 1, &src[k]);
+			rx.trim = MRCP_TRIM_FABRIC;
+			rx.len = (uint32_t)mrcp_pkt_hdr_len(&p);
+			mrcp_rx_burst(l.fl.eng[1], &rx, 1, l.fl.now);
+		}
+		/* a reliability probe naming the right QP: would be SACKed */
+		ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_PROBE, l.qpn[1], next));
+		p.peth.spdcid = (uint16_t)l.qpn[0];
+		p.peth.dpdcid = (uint16_t)l.qpn[1];
+		p.peth.ftype = MRCP_TSETH_FTYPE;
+		inject(&l, 1, &p, &src[k], 1);
+		sent += 6;
+	}
+	assert_unchanged(l.fl.eng[1], l.qpn[1], &snap_before);
+	ASSERT_EQ(sent, foreign(&l, 1));
+	finish_ok(&l);
+	link_fini(&l);
+}
+
+TEST(engine, rx_qp__control_naming_another_qpn_or_from_elsewhere_changes_nothing)
+{
+	struct link l;
+	struct mrcp_pkt p;
+	struct mrcp_ip peer1, other;
+	struct qp *sq;
+	uint32_t last;
+	uint16_t wrong;
+
+	midway(&l);
+	wrong = (uint16_t)(l.qpn[1] + 1);
+	sq = mrcp__qp_lookup(l.fl.eng[0], l.qpn[0]);
+	ASSERT_GT(sq->n_out, 0);
+	last = (sq->next_psn - 1) & MRCP_PSN_MASK;
+	fx_ip(&peer1, 1, 1); /* the peer's plane-1 address: right */
+	fx_ip(&other, 9, 1);
+	snap_take(&snap_before, l.fl.eng[0], l.qpn[0]);
+	/* right source, wrong QPN: a SACK for everything sent, a NACK, a probe */
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_SACK, l.qpn[0], last));
+	p.seth.cack_psn = last;
+	p.seth.spdcid = wrong;
+	p.seth.dpdcid = (uint16_t)l.qpn[0];
+	p.seth.entropy = 0xC0DE;
+	p.seth.m = MRCP_VERDICT_ALWAYS_SKIP;
+	p.cc.rcvd_bytes = 0xFFFFFF;
+	inject(&l, 0, &p, &peer1, 1);
+	p.seth.spdcid = (uint16_t)l.qpn[1]; /* right QPN, another host */
+	inject(&l, 0, &p, &other, 1);
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_NACK, l.qpn[0], sq->snd_una));
+	p.neth.nack_code = MRCP_NACK_NO_RESOURCE;
+	p.neth.nack_psn = sq->snd_una;
+	p.neth.spdcid = wrong;
+	inject(&l, 0, &p, &peer1, 1);
+	p.neth.spdcid = (uint16_t)l.qpn[1];
+	inject(&l, 0, &p, &other, 1);
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_PROBE, l.qpn[0], 0));
+	p.peth.spdcid = wrong;
+	p.peth.ftype = MRCP_TSETH_FTYPE;
+	inject(&l, 0, &p, &peer1, 1);
+	/* an AETH carries no QPN: a NAK from elsewhere (would be ERROR) */
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_ACK, l.qpn[0], sq->snd_una));
+	p.aeth.syndrome = MRCP_AETH_NAK_REMOTE_ACCESS;
+	p.aeth.msn = 0;
+	inject(&l, 0, &p, &other, 1);
+	assert_unchanged(l.fl.eng[0], l.qpn[0], &snap_before);
+	ASSERT_EQ(6, foreign(&l, 0));
+	finish_ok(&l);
+	link_fini(&l);
+}
+
+TEST(engine, rx_qp__the_peer_of_one_qp_is_foreign_to_another)
+{
+	struct link l;
+	struct mrcp_pkt p;
+	struct mrcp_conn_info ci;
+	struct mrcp_ip peer1;
+	uint32_t q2;
+
+	midway(&l);
+	/* node 1's second QP, connected to another node (6) */
+	ASSERT_EQ(0, mrcp_qp_create(l.fl.eng[1], NULL, &q2));
+	fx_peer_info(&ci, 0x345, 1024);
+	fx_ip(&ci.node_addr, 5, 0);
+	fx_ip(&ci.port_addr[0], 5, 1);
+	ASSERT_EQ(0, mrcp_qp_connect(l.fl.eng[1], q2, &ci, l.fl.now));
+	fx_ip(&peer1, 0, 1); /* node 0 on plane 1: the first QP's peer */
+	snap_take(&snap_before, l.fl.eng[1], q2);
+	spoof_write(&l, 1, q2, &p, 0, 0, l.rkey[1] ^ 0x5500);
+	inject(&l, 1, &p, &peer1, 1);
+	spoof_write(&l, 1, q2, &p, 0, 0, l.rkey[1]);
+	inject(&l, 1, &p, &peer1, 1);
+	assert_unchanged(l.fl.eng[1], q2, &snap_before);
+	ASSERT_EQ(2, foreign(&l, 1));
+	/* and from its own peer it is accepted: the bad key is an error */
+	fx_ip(&peer1, 5, 1);
+	spoof_write(&l, 1, q2, &p, 0, 0, l.rkey[1] ^ 0x5500);
+	inject(&l, 1, &p, &peer1, 1);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[1], q2));
+	ASSERT_EQ(2, foreign(&l, 1));
+	finish_ok(&l);
+	link_fini(&l);
+}
+
+TEST(engine, rx_qp__a_wrong_key_from_the_genuine_peer_is_still_an_rc_error)
+{
+	struct link l;
+	struct mrcp_pkt p;
+	struct mrcp_ip peer2;
+	struct mrcp_tx tx[8];
+	struct qp *rq;
+	unsigned n, naks = 0;
+
+	midway(&l);
+	rq = mrcp__qp_lookup(l.fl.eng[1], l.qpn[1]);
+	fx_ip(&peer2, 0, 2); /* node 0's plane-2 address, on plane 2 */
+	spoof_write(&l, 1, l.qpn[1], &p, (rq->rcv_cack + 1) & MRCP_PSN_MASK, rq->rcv_msn, l.rkey[1] ^ 0x5500);
+	inject(&l, 1, &p, &peer2, 2);
+	ASSERT_EQ(0, foreign(&l, 1));
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(l.fl.eng[1], l.qpn[1]));
+	n = mrcp_poll(l.fl.eng[1], l.fl.now, tx, 8);
+	for (unsigned i = 0; i < n; i++) {
+		struct mrcp_pkt a;
+
+		ASSERT_EQ(0, mrcp_pkt_decode_hdr(tx[i].hdr, tx[i].hdr_len, &a));
+		if (a.bth.opcode == MRCP_OP_ACK && a.aeth.syndrome == MRCP_AETH_NAK_REMOTE_ACCESS) {
+			naks++;
+			ASSERT_EQ(2, tx[i].port); /* back on its plane */
+		}
+	}
+	ASSERT_EQ(1, naks);
 	link_fini(&l);
 }
 

@@ -92,20 +92,24 @@ static unsigned drain(struct fx *f)
 	return fake_link_drain(&f->l, f->e, f->now);
 }
 
-static void rx_ep(struct fx *f, const struct mrcp_pkt *p, uint8_t port)
+/* @p arriving on our @port from @src. */
+static void rx_ep_from(struct fx *f, const struct mrcp_pkt *p, uint8_t port, const struct mrcp_ip *src)
 {
 	uint8_t raw[128];
 	struct mrcp_rx rx;
-	int len = mrcp_pkt_encode(p, raw, sizeof(raw));
 
-	ASSERT_GT(len, 0);
-	memset(&rx, 0, sizeof(rx));
-	rx.data = raw;
-	rx.len = (uint32_t)len;
-	rx.port = port;
+	fx_rx_pkt(&rx, raw, sizeof(raw), p, port, src);
 	rx.ev = 0x5555;
-	fx_ip(&rx.src, 1, port);
 	mrcp_rx_burst(f->e, &rx, 1, f->now);
+}
+
+/* @p from the peer, on our @port: from its address on that plane. */
+static void rx_ep(struct fx *f, const struct mrcp_pkt *p, uint8_t port)
+{
+	struct mrcp_ip src;
+
+	fx_ip(&src, 1, port);
+	rx_ep_from(f, p, port, &src);
 }
 
 /* The peer's PORT_STATUS_UPDATE with sequence @seq and @mask, on @port. */
@@ -534,5 +538,71 @@ TEST(ep, ev_probe__shard_in_the_request_and_other_shards_answers_ignored)
 	for (unsigned i = 0; i < f.l.n_out; i++)
 		if (f.l.out[i].p.bth.opcode == MRCP_OP_EP_REQUEST)
 			ASSERT_EQ(2, mrcp_ep_psn_shard(f.l.out[i].p.bth.psn));
+	fx_fini(&f);
+}
+
+/* ---- mrcp__ep_on_rx: who may speak (D69) ---------------------------------------- */
+
+TEST(ep, ep_on_rx__a_known_node_on_another_plane_or_an_unknown_responder_is_foreign)
+{
+	struct fx f;
+	struct mrcp_pkt p;
+	struct mrcp_event ev[4];
+	struct mrcp_ip plane1, stranger;
+	uint16_t seq, ts;
+
+	fx_init(&f);
+	fx_ip(&plane1, 1, 1);   /* the peer's plane-1 address */
+	fx_ip(&stranger, 6, 2); /* a node we do not know, on plane 2's subnet */
+	/* the peer's plane-1 address on plane 2: an update is neither applied
+	 * nor answered, an EV probe not answered */
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_EP_REQUEST, MRCP_QPN_ENDPOINT, 5));
+	p.erth.op = MRCP_EP_PORT_STATUS_UPDATE;
+	p.erth.port_status_mask = 0x6;
+	p.erth.ftype = MRCP_TSETH_FTYPE;
+	rx_ep_from(&f, &p, 2, &plane1);
+	p.erth.op = MRCP_EP_EV_PROBE;
+	rx_ep_from(&f, &p, 2, &plane1);
+	ASSERT_EQ(0x7, peer(&f)->remote_up);
+	ASSERT_EQ(0x7, mrcp_qp_evs(f.e, f.qpn)->port_up_remote);
+	ASSERT_EQ(0, mrcp_poll_events(f.e, ev, 4));
+	ASSERT_EQ(0, drain(&f));
+	ASSERT_EQ(2, ec(&f).rx_foreign_src);
+	/* our EV probe on plane 2, "answered" by a stranger and by the peer's
+	 * plane-1 address, each with a mask that would take port 1 away */
+	ASSERT_EQ(0, mrcp_ev_probe(f.e, &f.peer_node, 2, 0xABCD, f.now));
+	ASSERT_EQ(1, drain(&f));
+	seq = (uint16_t)f.l.out[0].p.bth.psn;
+	ts = f.l.out[0].p.erth.tx_timestamp;
+	f.now += 6400;
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_EP_RESPONSE, MRCP_QPN_ENDPOINT, seq));
+	p.eeth.op = MRCP_EP_EV_PROBE;
+	p.eeth.rx_port = 2;
+	p.eeth.port_status_mask = 0x6;
+	p.eeth.tx_timestamp = ts;
+	p.eeth.ftype = MRCP_TSETH_FTYPE;
+	rx_ep_from(&f, &p, 2, &stranger);
+	rx_ep_from(&f, &p, 2, &plane1);
+	ASSERT_EQ(0, mrcp_poll_events(f.e, ev, 4));
+	ASSERT_EQ(0x7, peer(&f)->remote_up);
+	ASSERT_EQ(4, ec(&f).rx_foreign_src);
+	/* the peer's own answer, on its plane, still counts */
+	rx_eeth(&f, MRCP_EP_EV_PROBE, seq, 0x7, ts, 0, 2);
+	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 4));
+	ASSERT_EQ(MRCP_EVENT_EV_PROBE, ev[0].type);
+	ASSERT_TRUE(ev[0].probe.ok);
+	ASSERT_EQ(6400, ev[0].probe.rtt_ns);
+	/* §7: a request from a node we do not know is still answered, to its
+	 * source, and changes nothing */
+	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_EP_REQUEST, MRCP_QPN_ENDPOINT, 9));
+	p.erth.op = MRCP_EP_EV_PROBE;
+	p.erth.port_status_mask = 0x1;
+	p.erth.ftype = MRCP_TSETH_FTYPE;
+	rx_ep_from(&f, &p, 2, &stranger);
+	ASSERT_EQ(1, drain(&f));
+	ASSERT_STREQ("EP_RESP op 1 seq 9 rx_port 2 mask 0x7 port 2", f.l.log);
+	ASSERT_MEMEQ(&stranger, &f.l.out[0].tx.dst, sizeof(stranger));
+	ASSERT_EQ(0x7, peer(&f)->remote_up);
+	ASSERT_EQ(4, ec(&f).rx_foreign_src);
 	fx_fini(&f);
 }

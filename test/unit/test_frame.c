@@ -772,6 +772,37 @@ TEST(frame, frame_parse__srh_longer_than_the_frame_is_malformed)
 	ASSERT_EQ(-EBADMSG, mrcp_frame_parse(&cfg, b, len, &v));
 }
 
+TEST(frame, frame_parse__srv6_outer_source_other_than_inner_is_malformed)
+{
+	struct mrcp_frame_tx tx;
+	struct mrcp_frame_rx_cfg cfg;
+	struct mrcp_frame_view v;
+	uint8_t b[BUF_MAX];
+	size_t len;
+
+	/* §2.3: both sources are the sender's port; the engine checks the
+	 * inner one (D69), so an outer one that differs is refused, with or
+	 * without an SRH and trimmed or not */
+	rx_defaults(&cfg);
+	tx_setup(&tx, MRCP_FRAME_SRV6, false, MRCP_EV_LO16_SPORT);
+	len = build(&tx, b, 64);
+	ASSERT_EQ(0, mrcp_frame_parse(&cfg, b, len, &v));
+	b[14 + 8 + 15] ^= 1; /* outer source, last byte */
+	ASSERT_EQ(-EBADMSG, mrcp_frame_parse(&cfg, b, len, &v));
+	len = add_srh(b, build(&tx, b, 64), 41);
+	ASSERT_EQ(0, mrcp_frame_parse(&cfg, b, len, &v));
+	b[14 + 8] ^= 0x80;
+	ASSERT_EQ(-EBADMSG, mrcp_frame_parse(&cfg, b, len, &v));
+	len = build(&tx, b, 64);
+	b[14 + 8 + 15] ^= 1;
+	ASSERT_EQ(-EBADMSG, mrcp_frame_parse(&cfg, b, len - 20, &v)); /* trimmed: short */
+	/* not MRC stays not MRC: another UDP port is -ENOMSG first */
+	len = build(&tx, b, 64);
+	b[14 + 8 + 15] ^= 1;
+	mrcp_put_be16(b + 14 + 40 + 40 + 2, 9);
+	ASSERT_EQ(-ENOMSG, mrcp_frame_parse(&cfg, b, len, &v));
+}
+
 TEST(frame, frame_parse__trimmed_by_dscp)
 {
 	static const struct {

@@ -268,7 +268,7 @@ TEST(qp, qp_connect__init_to_rts_once_and_posting_needs_rts)
 	ASSERT_EQ(-EPERM, mrcp_qp_connect(f.e, qpn, &ci, f.now));
 	ASSERT_EQ(0, post(&f, qpn, 2, MRCP_WR_WRITE, 0, 8));
 	/* ERROR: nothing may be posted any more */
-	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_REM_OP_ERR);
+	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_REM_OP_ERR, MRCP_QP_ERR_REMOTE_OP);
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, qpn));
 	ASSERT_EQ(-EPERM, post(&f, qpn, 3, MRCP_WR_WRITE, 0, 8));
 	ASSERT_EQ(-EPERM, mrcp_qp_post_recv(f.e, qpn, 4));
@@ -439,6 +439,27 @@ TEST(qp, qp_connect__fixed_init_psn_is_used_and_wraps)
 	fx_fini(&f);
 }
 
+TEST(qp, qp_create__joins_its_pd_and_an_unknown_pd_is_enoent)
+{
+	struct fx f;
+	struct mrcp_qp_attr a;
+	uint32_t pd, qpn;
+
+	fx_init(&f);
+	memset(&a, 0, sizeof(a));
+	a.pd = 0x10001; /* never allocated */
+	ASSERT_EQ(-ENOENT, mrcp_qp_create(f.e, &a, &qpn));
+	ASSERT_EQ(0, mrcp_pd_alloc(f.e, &pd));
+	a.pd = pd;
+	ASSERT_EQ(0, mrcp_qp_create(f.e, &a, &qpn));
+	ASSERT_EQ(1, f.e->pds[pd & 0xFFFF].n_qps);
+	ASSERT_EQ(-EBUSY, mrcp_pd_free(f.e, pd));
+	ASSERT_EQ(0, mrcp_qp_destroy(f.e, qpn, f.now));
+	ASSERT_EQ(0, f.e->pds[pd & 0xFFFF].n_qps);
+	ASSERT_EQ(0, mrcp_pd_free(f.e, pd));
+	fx_fini(&f);
+}
+
 /* ---- mrcp_qp_destroy / flush ------------------------------------------------------- */
 
 TEST(qp, qp_destroy__flushes_sends_and_receives_and_releases_regions)
@@ -478,21 +499,31 @@ TEST(qp, qp_error__first_wr_gets_the_cause_the_rest_flush)
 	struct fx f;
 	struct mrcp_wc wc[8];
 	struct mrcp_event ev[2];
+	struct mrcp_qp_info qi;
 	uint32_t qpn;
 
 	fx_init(&f);
 	qpn = qp_up(&f, NULL, NULL);
+	ASSERT_EQ(0, mrcp_qp_info(f.e, qpn, &qi));
+	ASSERT_EQ(MRCP_QP_ERR_NONE, qi.err.cause);
+	ASSERT_EQ(MRCP_WC_SUCCESS, qi.err.status);
 	for (int i = 0; i < 3; i++)
 		ASSERT_EQ(0, post(&f, qpn, (uint64_t)i, MRCP_WR_WRITE, 0, 64));
-	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_RETRY_EXC_ERR);
-	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_REM_OP_ERR); /* a sink: ignored */
+	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_RETRY_EXC_ERR, MRCP_QP_ERR_RETRY_EXCEEDED);
+	mrcp__qp_error(f.e, mrcp__qp_lookup(f.e, qpn), MRCP_WC_REM_OP_ERR, MRCP_QP_ERR_REMOTE_OP); /* a sink: ignored */
 	ASSERT_EQ(3, mrcp_poll_cq(f.e, wc, 8));
 	ASSERT_EQ(MRCP_WC_RETRY_EXC_ERR, wc[0].status);
 	ASSERT_EQ(MRCP_WC_FLUSH_ERR, wc[1].status);
 	ASSERT_EQ(MRCP_WC_FLUSH_ERR, wc[2].status);
 	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 2));
 	ASSERT_EQ(MRCP_WC_RETRY_EXC_ERR, ev[0].qp_error.status);
+	ASSERT_EQ(MRCP_QP_ERR_RETRY_EXCEEDED, ev[0].qp_error.cause);
 	ASSERT_EQ(qpn, ev[0].qpn);
+	/* D70: the first cause stays; the info reports it */
+	ASSERT_EQ(0, mrcp_qp_info(f.e, qpn, &qi));
+	ASSERT_EQ(MRCP_QPS_ERROR, qi.state);
+	ASSERT_EQ(MRCP_WC_RETRY_EXC_ERR, qi.err.status);
+	ASSERT_EQ(MRCP_QP_ERR_RETRY_EXCEEDED, qi.err.cause);
 	fx_fini(&f);
 }
 
@@ -510,11 +541,11 @@ TEST(qp, mr_dereg__busy_until_every_wr_using_it_completed)
 	qpn = qp_up(&f, NULL, NULL);
 	ASSERT_EQ(0, post(&f, qpn, 1, MRCP_WR_WRITE, 0, 64));
 	ASSERT_EQ(0, post(&f, qpn, 2, MRCP_WR_WRITE, 64, 64));
-	ASSERT_EQ(2, f.e->mrs[f.lkey >> 8].refs);
+	ASSERT_EQ(2, f.e->mrs[mrcp__mr_slot(f.e, f.lkey)].refs);
 	ASSERT_EQ(2, drain(&f, tx, p, 8));
 	ack(&f, qpn, 0);
 	ASSERT_EQ(1, mrcp_poll_cq(f.e, wc, 4));
-	ASSERT_EQ(1, f.e->mrs[f.lkey >> 8].refs);
+	ASSERT_EQ(1, f.e->mrs[mrcp__mr_slot(f.e, f.lkey)].refs);
 	ASSERT_EQ(-EBUSY, mrcp_mr_dereg(f.e, f.lkey));
 	ack(&f, qpn, 1);
 	ASSERT_EQ(1, mrcp_poll_cq(f.e, wc, 4));
@@ -552,19 +583,45 @@ TEST(qp, qp_post_send__validates_and_releases_partial_references)
 	sge[1] = (struct mrcp_sge){.addr = BUF_VA, .len = 8, .lkey = f.lkey + 1};
 	wr.num_sge = 2;
 	ASSERT_EQ(-EFAULT, mrcp_qp_post_send(f.e, qpn, &wr, f.now));
-	ASSERT_EQ(0, f.e->mrs[f.lkey >> 8].refs);
+	ASSERT_EQ(0, f.e->mrs[mrcp__mr_slot(f.e, f.lkey)].refs);
 	/* a message longer than 2^31 bytes (a huge region, never touched) */
 	ASSERT_EQ(0, mrcp_mr_reg(f.e, 0, 1ull << 34, dummy, MRCP_ACCESS_LOCAL_WRITE, &big_l, &big_r));
 	for (int i = 0; i < 3; i++)
 		sge[i] = (struct mrcp_sge){.addr = (uint64_t)i << 30, .len = 1u << 30, .lkey = big_l};
 	wr.num_sge = 3;
 	ASSERT_EQ(-EINVAL, mrcp_qp_post_send(f.e, qpn, &wr, f.now));
-	ASSERT_EQ(0, f.e->mrs[big_l >> 8].refs);
+	ASSERT_EQ(0, f.e->mrs[mrcp__mr_slot(f.e, big_l)].refs);
 	/* exactly 2^31 is allowed */
 	wr.num_sge = 2;
 	ASSERT_EQ(0, mrcp_qp_post_send(f.e, qpn, &wr, f.now));
-	ASSERT_EQ(2, f.e->mrs[big_l >> 8].refs);
+	ASSERT_EQ(2, f.e->mrs[mrcp__mr_slot(f.e, big_l)].refs);
 	ASSERT_EQ(-ENOENT, mrcp_qp_post_send(f.e, qpn ^ 0x100, &wr, f.now));
+	fx_fini(&f);
+}
+
+TEST(qp, qp_post_send__region_of_another_pd_is_efault)
+{
+	struct fx f;
+	uint32_t qpn, pd, lk, rk;
+	static uint8_t other[64];
+	struct mrcp_sge sge;
+	struct mrcp_send_wr wr;
+
+	fx_init(&f);
+	qpn = qp_up(&f, NULL, NULL);
+	ASSERT_EQ(0, mrcp_pd_alloc(f.e, &pd));
+	ASSERT_EQ(0, mrcp_mr_reg_pd(f.e, pd, 0x30000000ull, sizeof(other), other, MRCP_ACCESS_LOCAL_WRITE, &lk, &rk));
+	/* a valid key and bounds, but the region is not the sending QP's PD's
+	 * (D67): it could carry another tenant's bytes to our peer */
+	sge = (struct mrcp_sge){.addr = 0x30000000ull, .len = 8, .lkey = lk};
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = MRCP_WR_WRITE;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	ASSERT_EQ(-EFAULT, mrcp_qp_post_send(f.e, qpn, &wr, f.now));
+	ASSERT_EQ(0, f.e->mrs[mrcp__mr_slot(f.e, lk)].refs);
+	ASSERT_EQ(0, mrcp_mr_dereg(f.e, lk));
+	ASSERT_EQ(0, mrcp_pd_free(f.e, pd));
 	fx_fini(&f);
 }
 
@@ -581,7 +638,7 @@ TEST(qp, qp_post_send__full_send_queue_is_eagain)
 	for (int i = 0; i < 4; i++)
 		ASSERT_EQ(0, post(&f, qpn, (uint64_t)i, MRCP_WR_WRITE, 0, 8));
 	ASSERT_EQ(-EAGAIN, post(&f, qpn, 9, MRCP_WR_WRITE, 0, 8));
-	ASSERT_EQ(4, f.e->mrs[f.lkey >> 8].refs); /* the refused one holds nothing */
+	ASSERT_EQ(4, f.e->mrs[mrcp__mr_slot(f.e, f.lkey)].refs); /* the refused one holds nothing */
 	fx_fini(&f);
 }
 

@@ -158,22 +158,47 @@ static void rx_pkt(struct fx *f, const struct mrcp_pkt *p)
 	mrcp_rx_burst(f->e, &rx, 1, f->now);
 }
 
-/* A SACK as the responder sends it, with verdict @m and probe flag @pr. */
-static void sack_full(struct fx *f, uint32_t cack, int16_t sack_off, uint64_t bm, uint32_t ev, uint64_t ts_ns,
-		      uint8_t m, bool pr)
+/* A SACK echoing timestamp @ts (D13 units), with an RTT sample if @sample. */
+static void sack_echo(struct fx *f, uint32_t cack, int16_t sack_off, uint64_t bm, uint32_t ev, uint16_t ts,
+		      bool sample, uint8_t m, bool pr)
 {
 	struct mrcp_pkt p;
 
 	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_SACK, f->qpn, cack));
+	p.seth.spdcid = (uint16_t)PEER_QPN; /* D15: the peer names its QP (D69) */
 	p.seth.cack_psn = cack;
 	p.seth.sack_offset = sack_off;
 	p.seth.sack_bitmap = bm;
 	p.seth.entropy = ev;
 	p.seth.m = m;
 	p.seth.pr = pr;
-	p.seth.svc_time = ts_ns ? 0 : 255;
-	p.cc.tx_timestamp = (uint16_t)(ts_ns >> 7);
+	p.seth.svc_time = sample ? 0 : 255;
+	p.cc.tx_timestamp = ts;
 	rx_pkt(f, &p);
+}
+
+/* A SACK as the responder sends it, with verdict @m and probe flag @pr. */
+static void sack_full(struct fx *f, uint32_t cack, int16_t sack_off, uint64_t bm, uint32_t ev, uint64_t ts_ns,
+		      uint8_t m, bool pr)
+{
+	sack_echo(f, cack, sack_off, bm, ev, (uint16_t)(ts_ns >> 7), ts_ns != 0, m, pr);
+}
+
+/* The timestamp of the last probe the engine sent (drained into the link). */
+static uint16_t probe_ts(const struct fx *f)
+{
+	for (unsigned i = f->link.n_out; i-- > 0;)
+		if (f->link.out[i].p.bth.opcode == MRCP_OP_PROBE)
+			return f->link.out[i].p.peth.tx_timestamp;
+	ASSERT_TRUE(!"no probe in the link");
+	return 0;
+}
+
+/* The responder's answer to the last probe sent (pr = 1, its timestamp
+ * echoed, D37), showing @cack and @bm. */
+static void answer(struct fx *f, uint32_t cack, int16_t sack_off, uint64_t bm, uint32_t ev)
+{
+	sack_echo(f, cack, sack_off, bm, ev, probe_ts(f), false, MRCP_VERDICT_NONE, true);
 }
 
 /* A plain SACK; no RTT sample unless @ts_ns != 0. */
@@ -187,6 +212,7 @@ static void nack(struct fx *f, uint8_t code, uint32_t psn, uint32_t ev)
 	struct mrcp_pkt p;
 
 	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_NACK, f->qpn, psn));
+	p.neth.spdcid = (uint16_t)PEER_QPN;
 	p.neth.nack_code = code;
 	p.neth.nack_psn = psn;
 	p.neth.entropy = ev;
@@ -754,6 +780,7 @@ TEST(req, req_on_nack__unexpected_event_fails_the_qp_with_rem_op_err)
 	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 2));
 	ASSERT_EQ(MRCP_EVENT_QP_ERROR, ev[0].type);
 	ASSERT_EQ(MRCP_WC_REM_OP_ERR, ev[0].qp_error.status);
+	ASSERT_EQ(MRCP_QP_ERR_REMOTE_OP, ev[0].qp_error.cause);
 	ASSERT_EQ(0, drain(&f));
 	fx_fini(&f);
 }
@@ -807,10 +834,11 @@ TEST(req, req_on_ack__completes_in_order_only_up_to_its_msn)
 	fx_fini(&f);
 }
 
-static void nak_case(uint8_t syndrome, uint8_t status)
+static void nak_case(uint8_t syndrome, uint8_t status, uint8_t cause)
 {
 	struct fx f;
 	struct mrcp_wc wc[4];
+	struct mrcp_event ev[2];
 
 	fx_init(&f);
 	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
@@ -819,14 +847,16 @@ static void nak_case(uint8_t syndrome, uint8_t status)
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, f.qpn));
 	ASSERT_EQ(1, mrcp_poll_cq(f.e, wc, 4));
 	ASSERT_EQ(status, wc[0].status);
+	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 2));
+	ASSERT_EQ(cause, ev[0].qp_error.cause); /* D70 */
 	fx_fini(&f);
 }
 
 TEST(req, req_on_ack__nak_syndromes_map_to_their_status)
 {
-	nak_case(MRCP_AETH_NAK_INVALID_REQ, MRCP_WC_REM_INV_REQ_ERR);
-	nak_case(MRCP_AETH_NAK_REMOTE_ACCESS, MRCP_WC_REM_ACCESS_ERR);
-	nak_case(MRCP_AETH_NAK_REMOTE_OP, MRCP_WC_REM_OP_ERR);
+	nak_case(MRCP_AETH_NAK_INVALID_REQ, MRCP_WC_REM_INV_REQ_ERR, MRCP_QP_ERR_REMOTE_INVALID);
+	nak_case(MRCP_AETH_NAK_REMOTE_ACCESS, MRCP_WC_REM_ACCESS_ERR, MRCP_QP_ERR_REMOTE_ACCESS);
+	nak_case(MRCP_AETH_NAK_REMOTE_OP, MRCP_WC_REM_OP_ERR, MRCP_QP_ERR_REMOTE_OP);
 }
 
 /* ---- probes (D36) ------------------------------------------------------------------------ */
@@ -899,7 +929,7 @@ TEST(req, req_on_sack__probe_answer_clears_the_outstanding_tail_loss_probe)
 	ASSERT_EQ(MRCP_OP_PROBE, f.link.out[0].p.bth.opcode);
 	ASSERT_TRUE(f.qp->tlp_out);
 	/* the responder has nothing: cack unchanged, pr = 1 */
-	sack_full(&f, 0xFFFFFF, 1, 0, f.link.out[0].tx.ev, 0, MRCP_VERDICT_NONE, true);
+	answer(&f, 0xFFFFFF, 1, 0, f.link.out[0].tx.ev);
 	ASSERT_FALSE(f.qp->tlp_out);
 	fx_fini(&f);
 }
@@ -932,11 +962,52 @@ TEST(req, req_on_timer__rto_expiry_with_nothing_acked_is_a_silent_round)
 	ASSERT_U64_EQ(f.now + f.qp->T_ns, sb(&f, 0)->deadline_ns);
 	/* the answer shows PSN 0 missing: it is lost (D36, D65) */
 	f.now += 5000;
-	sack_full(&f, 0xFFFFFF, 1, 0, f.link.out[0].tx.ev, 0, MRCP_VERDICT_NONE, true);
+	answer(&f, 0xFFFFFF, 1, 0, f.link.out[0].tx.ev);
 	ASSERT_EQ(1, qc(&f).losses);
 	drain(&f);
 	ASSERT_EQ(1, n_data(&f, dlog, sizeof(dlog)));
 	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", dlog);
+	fx_fini(&f);
+}
+
+/* D36, D72: an answer is evidence for the probe it answers. One to an
+ * earlier round of probes, which waited in a queue while a host did not run
+ * and reports the responder's state before the probe now out was sent, is
+ * read as a plain SACK: nothing is lost for it. The answer to the probe out
+ * now, known by the timestamp it echoes, is the evidence. */
+TEST(req, req_on_sack__an_answer_to_an_earlier_probe_is_a_plain_sack)
+{
+	struct fx f;
+	uint16_t ts1, ts2;
+	char dlog[512];
+
+	fx_init(&f);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	advance(&f, T0 + f.qp->T_ns + 2048);
+	drain(&f);
+	ASSERT_EQ(1, qc(&f).silent_rounds);
+	ts1 = probe_ts(&f);
+	/* no answer for T: the next silent round probes again */
+	advance(&f, T0 + 2 * f.qp->T_ns + 4096);
+	drain(&f);
+	ASSERT_EQ(2, qc(&f).silent_rounds);
+	ts2 = probe_ts(&f);
+	ASSERT_NE(ts1, ts2);
+	ASSERT_TRUE(f.qp->tlp_out);
+	/* the first round's answer comes now: PSN 0 missing then */
+	f.now += 5000;
+	sack_echo(&f, 0xFFFFFF, 1, 0, 0x1234, ts1, false, MRCP_VERDICT_NONE, true);
+	ASSERT_EQ(0, qc(&f).losses);
+	ASSERT_EQ(0, qc(&f).suspects);
+	ASSERT_TRUE(f.qp->tlp_out);
+	ASSERT_TRUE(sb(&f, 0)->flags & SB_OUT);
+	/* the second round's answer is the evidence */
+	sack_echo(&f, 0xFFFFFF, 1, 0, 0x1234, ts2, false, MRCP_VERDICT_NONE, true);
+	ASSERT_EQ(1, qc(&f).losses);
+	ASSERT_FALSE(f.qp->tlp_out);
+	drain(&f);
+	ASSERT_EQ(1, n_data(&f, dlog, sizeof(dlog)));
 	fx_fini(&f);
 }
 
@@ -1039,7 +1110,7 @@ TEST(req, suspects_due__a_verdict_in_silence_waits_and_probes)
 	ASSERT_TRUE(sb(&f, 0)->flags & SB_SUSPECT);
 	/* the peer answers: PSN 0 is not there */
 	f.now += 3000;
-	sack_full(&f, 0xFFFFFF, 2, 0x1, 0x1234, 0, MRCP_VERDICT_NONE, true);
+	answer(&f, 0xFFFFFF, 2, 0x1, 0x1234);
 	ASSERT_EQ(1, qc(&f).losses);
 	drain(&f);
 	ASSERT_EQ(1, n_data(&f, dlog, sizeof(dlog)));
@@ -1292,6 +1363,7 @@ static void sack_rcvd(struct fx *f, uint32_t cack, int16_t sack_off, uint64_t bm
 	struct mrcp_pkt p;
 
 	ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_SACK, f->qpn, cack));
+	p.seth.spdcid = (uint16_t)PEER_QPN; /* D15: the peer names its QP (D69) */
 	p.seth.cack_psn = cack;
 	p.seth.sack_offset = sack_off;
 	p.seth.sack_bitmap = bm;

@@ -609,6 +609,8 @@ TEST(resp, release__write_imm_without_a_receive_is_nak_invalid_and_error)
 	struct fx f;
 	struct mrcp_pkt p;
 	struct mrcp_event ev[4];
+	struct mrcp_qp_info qi;
+	struct mrcp_wc wc[2];
 
 	fx_init(&f);
 	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY_IMM, 0, 0, 0, 0, 8, 8);
@@ -617,9 +619,45 @@ TEST(resp, release__write_imm_without_a_receive_is_nak_invalid_and_error)
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, f.qpn));
 	drain(&f);
 	ASSERT_STREQ("ACK 0x61 msn 65535 psn 16777215", f.link.log);
+	/* D70: no work request to fail, so the event is what says it: the
+	 * cause and the message that found no receive */
+	ASSERT_EQ(0, mrcp_poll_cq(f.e, wc, 2));
 	ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 4));
 	ASSERT_EQ(MRCP_EVENT_QP_ERROR, ev[0].type);
+	ASSERT_EQ(f.qpn, ev[0].qpn);
 	ASSERT_EQ(MRCP_WC_REM_INV_REQ_ERR, ev[0].qp_error.status);
+	ASSERT_EQ(MRCP_QP_ERR_NO_RECV, ev[0].qp_error.cause);
+	ASSERT_EQ(0, ev[0].qp_error.msn);
+	ASSERT_EQ(7, ev[0].qp_error.imm);
+	ASSERT_EQ(8, ev[0].qp_error.byte_len);
+	ASSERT_EQ(0, mrcp_qp_info(f.e, f.qpn, &qi));
+	ASSERT_EQ(MRCP_QP_ERR_NO_RECV, qi.err.cause);
+	ASSERT_EQ(7, qi.err.imm);
+	/* a receive posted afterwards is refused: the QP is a sink */
+	ASSERT_EQ(-EPERM, mrcp_qp_post_recv(f.e, f.qpn, 9));
+	fx_fini(&f);
+}
+
+TEST(resp, release__a_receive_posted_before_release_saves_the_stashed_write_imm)
+{
+	struct fx f;
+	struct mrcp_pkt p[2];
+	struct mrcp_wc wc[2];
+
+	fx_init(&f);
+	/* MSN 1 (WriteImm) completes first and waits for MSN 0; the receive
+	 * it takes only has to be there when MSN 0 releases it (§4.8) */
+	data_pkt(&f, &p[0], MRCP_OP_WRITE_ONLY, 0, 0, 0, 0, 8, 8);
+	data_pkt(&f, &p[1], MRCP_OP_WRITE_ONLY_IMM, 1, 1, 64, 0, 8, 8);
+	p[1].imm = 0x77;
+	rx1(&f, &p[1], NULL);
+	ASSERT_EQ(MRCP_QPS_RTS, mrcp_qp_state(f.e, f.qpn));
+	ASSERT_EQ(0, mrcp_qp_post_recv(f.e, f.qpn, 42));
+	rx1(&f, &p[0], NULL);
+	ASSERT_EQ(MRCP_QPS_RTS, mrcp_qp_state(f.e, f.qpn));
+	ASSERT_EQ(1, mrcp_poll_cq(f.e, wc, 2));
+	ASSERT_EQ(42, wc[0].wr_id);
+	ASSERT_EQ(0x77, wc[0].imm);
 	fx_fini(&f);
 }
 
@@ -637,6 +675,9 @@ static void expect_fatal(struct fx *f, const struct mrcp_pkt *p, const char *log
 	ASSERT_STREQ(log, f->link.log);
 	ASSERT_EQ(1, mrcp_poll_events(f->e, ev, 4));
 	ASSERT_EQ(status, ev[0].qp_error.status);
+	/* D70: the cause is the responder's own finding */
+	ASSERT_EQ(status == MRCP_WC_REM_ACCESS_ERR ? MRCP_QP_ERR_BAD_ACCESS : MRCP_QP_ERR_BAD_REQUEST,
+		  ev[0].qp_error.cause);
 	/* nothing more is accepted */
 	rx1(f, p, NULL);
 	ASSERT_EQ(1, ec(f).rx_bad_state);
@@ -681,6 +722,75 @@ TEST(resp, resp_on_data__region_without_remote_write_is_nak_remote_access)
 	p.reth.rkey = rk;
 	expect_fatal(&f, &p, "ACK 0x62 msn 65535 psn 16777215", MRCP_WC_REM_ACCESS_ERR);
 	ASSERT_EQ(0, ro[0]);
+	fx_fini(&f);
+}
+
+TEST(resp, resp_on_data__region_of_another_pd_is_nak_remote_access)
+{
+	struct fx f;
+	struct mrcp_pkt p;
+	static uint8_t other[256];
+	uint32_t pd, lk, rk;
+
+	fx_init(&f);
+	/* remote-write access, the exact key and VA: but not the QP's PD (D67) */
+	ASSERT_EQ(0, mrcp_pd_alloc(f.e, &pd));
+	ASSERT_EQ(0, mrcp_mr_reg_pd(f.e, pd, 0x20000000ull, sizeof(other), other,
+				    MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY, 0, 0, 0, 0, 8, 8);
+	p.reth.va = 0x20000000ull;
+	p.reth.rkey = rk;
+	expect_fatal(&f, &p, "ACK 0x62 msn 65535 psn 16777215", MRCP_WC_REM_ACCESS_ERR);
+	for (unsigned i = 0; i < sizeof(other); i++)
+		ASSERT_EQ(0, other[i]);
+	fx_fini(&f);
+}
+
+TEST(resp, resp_on_data__qp_of_a_pd_writes_that_pds_region)
+{
+	struct fx f;
+	struct mrcp_pkt p;
+	struct mrcp_conn_info ci;
+	static uint8_t mine[256];
+	uint32_t pd, lk, rk, qpn;
+	struct mrcp_qp_attr a = {0};
+
+	fx_init(&f);
+	ASSERT_EQ(0, mrcp_pd_alloc(f.e, &pd));
+	ASSERT_EQ(0, mrcp_mr_reg_pd(f.e, pd, 0x20000000ull, sizeof(mine), mine, MRCP_ACCESS_REMOTE_WRITE, &lk, &rk));
+	a.pd = pd;
+	ASSERT_EQ(0, mrcp_qp_create(f.e, &a, &qpn));
+	fx_peer_info(&ci, PEER_QPN + 1, MTU);
+	ASSERT_EQ(0, mrcp_qp_connect(f.e, qpn, &ci, f.now));
+	/* the fixture's QP (default PD) cannot, this one can */
+	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY, 0, 0, 0, 0, 8, 8);
+	p.bth.dest_qp = qpn;
+	p.reth.va = 0x20000000ull + 16;
+	p.reth.rkey = rk;
+	rx1(&f, &p, NULL);
+	ASSERT_EQ(MRCP_QPS_RTS, mrcp_qp_state(f.e, qpn));
+	ASSERT_MEMEQ(mine + 16, src_bytes, 8);
+	ASSERT_EQ(0, mine[15]);
+	ASSERT_EQ(0, mine[24]);
+	/* and the fixture's own region is not this QP's either */
+	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY, 1, 1, 0, 0, 8, 8);
+	p.bth.dest_qp = qpn;
+	rx1(&f, &p, NULL);
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, qpn));
+	ASSERT_EQ(0, f.buf[0]);
+	fx_fini(&f);
+}
+
+TEST(resp, resp_on_data__deregistered_key_is_nak_remote_access)
+{
+	struct fx f;
+	struct mrcp_pkt p;
+
+	fx_init(&f);
+	ASSERT_EQ(0, mrcp_mr_dereg(f.e, f.lkey));
+	data_pkt(&f, &p, MRCP_OP_WRITE_ONLY, 0, 0, 0, 0, 8, 8);
+	expect_fatal(&f, &p, "ACK 0x62 msn 65535 psn 16777215", MRCP_WC_REM_ACCESS_ERR);
+	ASSERT_EQ(0, f.buf[0]);
 	fx_fini(&f);
 }
 
@@ -733,6 +843,7 @@ TEST(resp, resp_on_probe__sack_pr_offset_zero_echoes_ev_and_ts_then_aeth)
 	drain(&f);
 	ASSERT_EQ(0, mrcp_pkt_init(&pr, MRCP_OP_PROBE, f.qpn, 2));
 	pr.peth.probe_id = 9;
+	pr.peth.spdcid = (uint16_t)PEER_QPN; /* D15: the peer names its QP (D69) */
 	pr.peth.tx_timestamp = 0x2468;
 	pr.peth.ftype = MRCP_TSETH_FTYPE;
 	rx1(&f, &pr, &o);
@@ -822,6 +933,13 @@ TEST(resp, resp_on_data__more_stashed_write_imms_than_offered_is_nak_invalid)
 	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, f.qpn));
 	drain(&f);
 	ASSERT_STREQ("ACK 0x61 msn 65535 psn 16777215", f.link.log);
+	{
+		struct mrcp_qp_info qi;
+
+		ASSERT_EQ(0, mrcp_qp_info(f.e, f.qpn, &qi));
+		ASSERT_EQ(MRCP_QP_ERR_WIMM_OVERFLOW, qi.err.cause);
+		ASSERT_EQ(2, qi.err.msn);
+	}
 	fx_fini(&f);
 }
 
