@@ -8,10 +8,18 @@
 #     permutation-8 and alltoall-8, seeds 1-4): no fast or RTO
 #     retransmission and none found unneeded; the only retransmissions
 #     allowed repair a trim (rtx_nack <= trims);
+#   - a lossless 128-host permutation (test/sim/scale/htsim-perm-128, the
+#     htsim comparison's traffic): nothing dropped or trimmed, every flow
+#     finished, and not one retransmission of any kind, none unneeded;
 #   - several planes failing (p4-k*: k of 4 planes of host 0 blackholed at
 #     100 us, both ways, data only or ACKs only): MRC finishes within
 #     1.5 x 4 / (4 - k) x p4-healthy, and the EVs retired at the end are
-#     exactly those of the planes whose data path died (all of them).
+#     exactly those of the planes whose data path died (all of them);
+#   - a slow plane (p4-slow50: host 0's plane-0 link at 1/50 of its rate
+#     from 100 us, both ways): MRC finishes within 1.5 x 4 / (4 - 1) x
+#     p4-healthy (the bound of one plane lost: a plane at 2 % of its rate
+#     is worth hardly more than a dead one) and retires no EV of the three
+#     healthy planes.
 #
 #   check-mrc-sim-d65.sh MRC_SIM SCENARIO_DIR [PART...]
 # PARTs (default all three): pause, lossless, planes - the missing-key test
@@ -32,13 +40,16 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 fail=0
 
-# json NAME SEED KEY...: run scenario NAME (MRC only) into
-# $tmp/NAME.SEED.json and read the KEYs of its run into $tmp/NAME.SEED.vals
-# (one process; a key it lacks is named here and fails the check using it)
+# json NAME SEED KEY...: run scenario NAME (MRC only; SCENARIO_DIR/NAME.yaml,
+# else SCENARIO_DIR/../scale/NAME.yaml) into $tmp/NAME.SEED.json and read
+# the KEYs of its run into $tmp/NAME.SEED.vals (one process; a key it lacks
+# is named here and fails the check using it)
 json() {
 	_n=$1 _s=$2
 	shift 2
-	"$sim" --scenario "$dir/$_n.yaml" --seed "$_s" --transport mrc --json "$tmp/$_n.$_s.json" >"$tmp/$_n.$_s.txt" ||
+	_y=$dir/$_n.yaml
+	[ -f "$_y" ] || _y=$dir/../scale/$_n.yaml
+	"$sim" --scenario "$_y" --seed "$_s" --transport mrc --json "$tmp/$_n.$_s.json" >"$tmp/$_n.$_s.txt" ||
 		{ echo "FAIL $_n: mrc-sim exit $? (seed $_s)" >&2; exit 1; }
 	run_vals "$tmp/$_n.$_s.json" mrc "$tmp/$_n.$_s.vals" "$@" || true
 }
@@ -79,6 +90,17 @@ if part lossless; then
 				n="$(v $s $seed rtx_nack)" t="$(v $s $seed trims)"
 		done
 	done
+	# the htsim comparison's 128-host shift permutation (0.5 s of CPU): a
+	# lossless fabric, so not one retransmission
+	p=htsim-perm-128
+	json $p 1 flows flows_done drops_buffer drops_loss drops_down trims rtx_fast rtx_nack rtx_rto rtx_port_down \
+		rtx_spurious
+	check "$p: every flow finished" 'd == n && n > 0' n="$(v $p 1 flows)" d="$(v $p 1 flows_done)"
+	check "$p: lossless (nothing dropped or trimmed)" 'v == 0' \
+		v="$(num_sum "$(v $p 1 drops_buffer)" "$(v $p 1 drops_loss)" "$(v $p 1 drops_down)" "$(v $p 1 trims)")"
+	check "$p: no retransmission (fast + nack + rto + port_down = 0), none unneeded" 'v == 0 && u == 0' \
+		v="$(num_sum "$(v $p 1 rtx_fast)" "$(v $p 1 rtx_nack)" "$(v $p 1 rtx_rto)" "$(v $p 1 rtx_port_down)")" \
+		u="$(v $p 1 rtx_spurious)"
 fi
 
 if part planes; then
@@ -98,6 +120,13 @@ if part planes; then
 			check "$name: EVs retired on plane $p = $want (data path $([ $want = 48 ] && echo dead || echo alive))" \
 				'n == w' n="$(v $name 1 evs_retired_by_plane.$p)" w=$want
 		done
+	done
+	# a plane at 1/50 of its rate: the bound of one plane lost
+	json p4-slow50 1 finish_ns evs_retired_by_plane.1 evs_retired_by_plane.2 evs_retired_by_plane.3
+	check "p4-slow50: finish <= 1.5 x 4/(4-1) x healthy" 'f <= 1.5 * 4 / 3 * h' \
+		f="$(v p4-slow50 1 finish_ns)" h="$h"
+	for p in 1 2 3; do
+		check "p4-slow50: no EV retired on healthy plane $p" 'n == 0' n="$(v p4-slow50 1 evs_retired_by_plane.$p)"
 	done
 fi
 

@@ -643,10 +643,13 @@ TEST(sim, host_pause__a_blackhole_during_a_pause_is_still_found)
 
 /* Several planes failing (issue 16): 16 MiB over 4 planes, k of them
  * silently blackholed at 100 us (@dir: 3 both ways, 1 the data path only,
- * 2 the ACK path only); the transfer must finish within 1.5 x 4/(4 - k) x
+ * 2 the ACK path only), or, with @slow_div, slowed to 1/@slow_div of the
+ * port rate instead; the transfer must finish within 1.5 x 4/(4 - k) x
  * its healthy time, and the EVs retired are those of the planes whose data
- * path died. */
-static uint64_t planes_run(unsigned k, int dir, uint64_t *retired_dead, uint64_t *retired_live)
+ * path died (*@retired_dead counts the failed planes', slow or dead,
+ * *@retired_live the others'). */
+static uint64_t planes_run_slow(unsigned k, int dir, unsigned slow_div, uint64_t *retired_dead,
+				uint64_t *retired_live)
 {
 	struct sc_cfg c;
 	struct sc s;
@@ -663,8 +666,9 @@ static uint64_t planes_run(unsigned k, int dir, uint64_t *retired_dead, uint64_t
 		struct fabric_action a;
 
 		memset(&a, 0, sizeof(a));
-		a.op = FABRIC_ACT_BLACKHOLE;
+		a.op = slow_div ? FABRIC_ACT_RATE : FABRIC_ACT_BLACKHOLE;
 		a.on = true;
+		a.rate_bps = slow_div ? c.port_bps / slow_div : 0;
 		a.sel = (struct fabric_sel){.src = dir == 2 ? 1 : 0, .dst = dir == 2 ? 0 : 1, .plane = (int)p,
 					    .path = FABRIC_ANY, .both = dir == 3};
 		ASSERT_EQ(0, fabric_schedule(s.f, 100000, &a));
@@ -680,11 +684,18 @@ static uint64_t planes_run(unsigned k, int dir, uint64_t *retired_dead, uint64_t
 			*retired_live += evs_out(&s, 0, p, false);
 	}
 	if (getenv("SC_DEBUG"))
-		fprintf(stderr, "  k %u dir %d: %llu us, retired %llu on dead data paths, %llu elsewhere, rto %llu\n", k, dir,
+		fprintf(stderr, "  k %u dir %d slow 1/%u: %llu us, retired %llu on failed data paths, %llu elsewhere, "
+			"rto %llu, fast %llu, nack %llu, spurious %llu\n", k, dir, slow_div,
 			(unsigned long long)t / 1000, (unsigned long long)*retired_dead, (unsigned long long)*retired_live,
-			(unsigned long long)SC_SUM(&s, 0, rto_rounds));
+			(unsigned long long)SC_SUM(&s, 0, rto_rounds), (unsigned long long)SC_SUM(&s, 0, rtx_fast),
+			(unsigned long long)SC_SUM(&s, 0, rtx_nack), (unsigned long long)SC_SUM(&s, 0, rtx_spurious));
 	sc_teardown(&s);
 	return t;
+}
+
+static uint64_t planes_run(unsigned k, int dir, uint64_t *retired_dead, uint64_t *retired_live)
+{
+	return planes_run_slow(k, dir, 0, retired_dead, retired_live);
 }
 
 TEST(sim, planes_failing__k_of_4_finish_within_1_5_x_4_over_4_minus_k)
@@ -704,5 +715,24 @@ TEST(sim, planes_failing__k_of_4_finish_within_1_5_x_4_over_4_minus_k)
 		ASSERT_EQ(0, live);
 		if (runs[i].dir != 2)
 			ASSERT_EQ(runs[i].k * 24u, dead); /* 16 + 8 EVs a plane (scenario.c) */
+	}
+}
+
+/* A plane at 1/50 of its rate (issue 16): plane 1 of both nodes slowed to
+ * 2 Gb/s both ways at 100 us (k = 1), or planes 1-2 (k = 2). A plane that
+ * still delivers at 2 % of its rate is worth little more than a dead one,
+ * so the bound is that of k planes lost, 1.5 x 4/(4 - k) x healthy; the
+ * healthy planes keep every EV. */
+TEST(sim, planes_failing__a_plane_at_1_50_speed_within_the_bound_of_one_lost)
+{
+	uint64_t dead, live, healthy = planes_run(0, 3, &dead, &live);
+
+	for (unsigned k = 1; k <= 2; k++) {
+		uint64_t t = planes_run_slow(k, 3, 50, &dead, &live);
+
+		mrcp_test_figure(k == 1 ? "planes_slow50.one_x_healthy" : "planes_slow50.two_x_healthy",
+				 (double)t / (double)healthy, "x");
+		ASSERT_LE((double)t, 1.5 * 4.0 / (4.0 - k) * (double)healthy);
+		ASSERT_EQ(0, live);
 	}
 }
