@@ -25,6 +25,7 @@ cleanup_add umount "$T/huge"   # runs before the directory is removed (last adde
 make_configs
 tag="mrcd-it-$(basename "$T")"
 sed -e "s#/tmp/mrcd-demo#$T#g" -e "s#\"mrcd-a\"#\"$tag-a\"#" \
+	-e "s#client_socket: .*/mrcd-a-client.sock#client_socket: $T/a-client.sock#" \
 	-e "s#socket: .*/mrcd-a.sock#socket: $T/a.sock#" -e "s#/dev/hugepages#$T/huge#" \
 	"$TOP/config/four-planes-memif-a-hugepages.yaml" > "$T/a-huge.yaml"
 check "the capture config differs from four-planes-memif-a.yaml only in eal.args" \

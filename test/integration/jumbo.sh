@@ -18,7 +18,8 @@ src, d, tag = sys.argv[1:]
 s = open(src).read()
 if "mtu: 9000" not in s or "bsize=9216" not in s:
     sys.exit("two-planes-memif.yaml: no 9000 B plane in it any more")
-a = s.replace("/tmp/mrcd/server.sock", d + "/a.sock").replace("/tmp/mrcd/", d + "/")
+a = s.replace("/tmp/mrcd/server.sock", d + "/a.sock").replace("/tmp/mrcd/server-client.sock", d + "/a-client.sock")
+a = a.replace("/tmp/mrcd/", d + "/")
 a = a.replace('"mrcd-server"', '"%s-a"' % tag)
 b = []
 for l in a.replace("role=server", "role=client").splitlines(True):
@@ -30,7 +31,7 @@ for l in a.replace("role=server", "role=client").splitlines(True):
         l = re.sub(r'(:0\d:)01"', r'\g<1>02"', l)
     b.append(l)
 b = "".join(b).replace('"%s-a"]' % tag, '"%s-b", "--lcores", "0@1,1@0"]' % tag)
-b = b.replace(d + "/a.sock", d + "/b.sock")
+b = b.replace(d + "/a.sock", d + "/b.sock").replace(d + "/a-client.sock", d + "/b-client.sock")
 open(d + "/a.yaml", "w").write(a)
 open(d + "/b.yaml", "w").write(b)
 PY
