@@ -34,7 +34,9 @@ check "the capture config differs from four-planes-memif-a.yaml only in eal.args
 check "its eal.args: a hugetlbfs, a file prefix, no --no-huge/--in-memory/--huge-unlink" \
 	bash -c "grep -q '^  args: \[\"--no-pci\", \"--huge-dir\", \"$T/huge\", \"--file-prefix\", \"$tag-a\"\]$' '$T/a-huge.yaml'"
 cp "$T/a-huge.yaml" "$T/a.yaml"
-start_pair || { bad "the pair did not start"; finish; exit 1; }
+# not start_pair: it would write the configs again (a without hugepages)
+{ start_daemon a && start_daemon b && wait_for 30 links_up a && wait_for 30 links_up b; } ||
+	{ bad "the pair did not start"; finish; exit 1; }
 check "a (hugepages) does not say pdump is unavailable" bash -c "! grep -q 'pdump not available' '$T/a.log'"
 check "b (--no-huge) says pdump is not available" grep -q 'pdump not available: --no-huge' "$T/b.log"
 check "a's memory is in the test's hugetlbfs" bash -c "ls '$T/huge' | grep -q '^$tag-a'"
