@@ -111,28 +111,43 @@ ctl a fault-clear >/dev/null
 # dropped frames (daemon a's fault counter); then both sides exit 0 with the
 # data checked (-c)
 bh_drops() { ctlj a counters | jget 'd["ports"]["plane2"]["fault"]["blackholed"]'; }
+# bh_during PID SECS PRED: once PRED holds (waited for up to SECS while PID
+# runs), blackhole plane 2 on a, both ways; notes whether it came inside
+# PID's run. bh_end LABEL: clear it; true when it fell inside the run and
+# dropped frames (their count in BH_DROPS), else false and says why (bad).
+bh_during() {
+	BH0=$(bh_drops) BH_MOVED=no BH_RUNNING=no
+	wait_for -p "$1" "$2" "$3" && BH_MOVED=yes
+	ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
+	kill -0 "$1" 2>/dev/null && BH_RUNNING=yes
+}
+bh_end() {
+	local bh1
+	bh1=$(bh_drops)
+	ctl a fault-clear >/dev/null
+	BH_DROPS=$(num_sub "$bh1" "$BH0")
+	if [ "$BH_MOVED" != yes ] || [ "$BH_RUNNING" != yes ]; then
+		bad "$1: the blackhole did not fall inside the run (moving: $BH_MOVED, running after the rule: $BH_RUNNING)"
+	elif ! num_cmp "$BH_DROPS" -gt 0; then
+		bad "$1: plane 2's blackhole dropped nothing (${BH_DROPS:-no counter})"
+	else
+		return 0
+	fi
+	return 1
+}
 blackhole_midway() { # NAME [fi_pingpong args]
 	local name=$1; shift
-	local base srv cli rc moved=no during=no bh0 bh1 drops
+	local base srv cli rc
 	base=$(tx_pkts a)
-	bh0=$(bh_drops)
 	pp_start "$name" "$@" || return 1
 	srv=$PP_SRV cli=$PP_CLI
 	moving() { num_cmp "$(tx_pkts a)" -gt $((base + 2000)); }
-	wait_for -p "$cli" 60 moving && moved=yes
-	ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
-	kill -0 "$cli" 2>/dev/null && during=yes
+	bh_during "$cli" 60 moving
 	pp_wait "$srv" "$cli"
 	rc=$?
-	bh1=$(bh_drops)
-	ctl a fault-clear >/dev/null
-	drops=$(num_sub "$bh1" "$bh0")
-	if [ "$moved" != yes ] || [ "$during" != yes ]; then
-		bad "$name: the blackhole did not fall inside the transfer (moving: $moved, client running after the rule: $during)"
-	elif ! num_cmp "$drops" -gt 0; then
-		bad "$name: plane 2's blackhole dropped nothing (${drops:-no counter})"
-	elif [ "$rc" = 0 ] && grep -q "^1m " "$T/$name.out"; then
-		ok "$name: $drops frames blackholed on plane 2 mid-run; $(pp_summary "$name")"
+	bh_end "$name" || return 0
+	if [ "$rc" = 0 ] && grep -q "^1m " "$T/$name.out"; then
+		ok "$name: $BH_DROPS frames blackholed on plane 2 mid-run; $(pp_summary "$name")"
 	else
 		bad "$name: $(tail -3 "$T/$name.out" "$T/$name.srv" | tr '\n' ' ')"
 	fi
@@ -200,24 +215,15 @@ check "  the MPI bytes crossed mrcd (a sent ${da:-?}, b sent ${db:-?} bytes on t
 # the allreduce loop with plane 2 blackholed once it is under way; as
 # above, the verdict needs the fault inside the run and frames dropped by it
 base=$(tx_bytes a)
-bh0=$(bh_drops)
 proc_start mp mpi_exec mpi-blackhole --rounds 4 --pingpong-iters 0
 mpi_moving() { num_cmp "$(tx_bytes a)" -gt $((base + (64 << 20))); }
-moved=no during=no
-wait_for -p "$mp" 120 mpi_moving && moved=yes
-ctl a fault-set port=plane2 blackhole=true direction=both >/dev/null
-kill -0 "$mp" 2>/dev/null && during=yes
+bh_during "$mp" 120 mpi_moving
 wait "$mp"
 mrc=$?
-bh1=$(bh_drops)
-ctl a fault-clear >/dev/null
-drops=$(num_sub "$bh1" "$bh0")
-if [ "$moved" != yes ] || [ "$during" != yes ]; then
-	bad "Open MPI blackhole run: the blackhole did not fall inside the run (moving: $moved, running after the rule: $during)"
-elif ! num_cmp "$drops" -gt 0; then
-	bad "Open MPI blackhole run: plane 2's blackhole dropped nothing (${drops:-no counter})"
+if ! bh_end "Open MPI blackhole run"; then
+	:
 elif [ "$mrc" = 0 ] && grep -q "^mpi: 0 errors" "$T/mpi-blackhole.out"; then
-	ok "Open MPI allreduce loop with plane 2 blackholed mid-run ($drops frames dropped): every result right ($(mpi_summary mpi-blackhole))"
+	ok "Open MPI allreduce loop with plane 2 blackholed mid-run ($BH_DROPS frames dropped): every result right ($(mpi_summary mpi-blackhole))"
 else
 	bad "Open MPI blackhole run: $(tail -5 "$T/mpi-blackhole.out" | tr '\n' ' ')"
 fi
