@@ -69,15 +69,17 @@ pp_start() {
 	proc_start PP_CLI env FI_MRC_SOCKET="$T/a.sock" timeout 300 stdbuf -oL fi_pingpong -p mrc -e rdm -c \
 		-P "$port" "$@" 127.0.0.1 > "$T/$name.out" 2>&1
 }
+# PP_RC says how each side ended (124: timeout(1) stopped it)
 pp_wait() {
 	local rc src
 	wait "$2"
 	rc=$?
 	wait "$1"
 	src=$?
+	PP_RC="client exit $rc, server exit $src"
 	[ $rc -eq 0 ] && [ $src -eq 0 ]
 }
-pingpong() { pp_start "$@" && pp_wait "$PP_SRV" "$PP_CLI"; }
+pingpong() { PP_RC=; pp_start "$@" && pp_wait "$PP_SRV" "$PP_CLI"; }
 # sizes run: the last line of results names 1 MiB ("1m")
 pp_summary() { awk '/^[0-9]/ {n++; last=$0} END {printf "%d sizes, last: %s", n, last}' "$T/$1.out" | tr -s ' '; }
 pp_run() {
@@ -89,7 +91,12 @@ pp_run() {
 			bad "$name: 1 MiB missing: $(tail -3 "$T/$name.out")"
 		fi
 	else
-		bad "$name: $(tail -3 "$T/$name.out" "$T/$name.srv" | tr '\n' ' ')"
+		bad "$name: ${PP_RC:-did not start}"
+		# each side's last words, as they are (one line each, escapes shown)
+		local f
+		for f in "$T/$name.out" "$T/$name.srv" "$T/a.log" "$T/b.log"; do
+			echo "     $(basename "$f"): $(tail -5 "$f" 2>&1 | cat -v | tr '\n' '|')"
+		done
 	fi
 }
 
@@ -149,7 +156,12 @@ blackhole_midway() { # NAME [fi_pingpong args]
 	if [ "$rc" = 0 ] && grep -q "^1m " "$T/$name.out"; then
 		ok "$name: $BH_DROPS frames blackholed on plane 2 mid-run; $(pp_summary "$name")"
 	else
-		bad "$name: $(tail -3 "$T/$name.out" "$T/$name.srv" | tr '\n' ' ')"
+		bad "$name: ${PP_RC:-did not start}"
+		# each side's last words, as they are (one line each, escapes shown)
+		local f
+		for f in "$T/$name.out" "$T/$name.srv" "$T/a.log" "$T/b.log"; do
+			echo "     $(basename "$f"): $(tail -5 "$f" 2>&1 | cat -v | tr '\n' '|')"
+		done
 	fi
 }
 blackhole_midway pingpong-blackhole-plane2 -S 1048576 -I 200
