@@ -122,6 +122,11 @@ uint64_t mrcp__req_deadline(const struct mrcp_engine *e, const struct qp *qp)
 	}
 	d = mrcp_deadline_min(d, aeth_probe_time(e, qp));
 	d = mrcp_deadline_min(d, rev_probe_time(e, qp));
+	/* an unanswered probe expires T after it left: a deadline of its own,
+	 * or a QP with nothing else timed (every EV GOOD, no data out, a
+	 * completion waiting for its lost AETH) never looks again */
+	if (qp->tlp_out)
+		d = mrcp_deadline_min(d, qp->tlp_sent_ns + qp->T_ns + 1);
 	if (qp->n_rtxq != 0) {
 		uint64_t h = hold_time(qp);
 		if (h != UINT64_MAX && mrcp_time_lt(e->now, h))
@@ -252,6 +257,9 @@ void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp)
 {
 	if (qp->state != MRCP_QPS_RTS)
 		return;
+	/* a probe that was never answered (D36, §4.7) may be sent again */
+	if (qp->tlp_out && e->now - qp->tlp_sent_ns > qp->T_ns)
+		qp->tlp_out = false;
 	mrcp__req_suspects_due(e, qp);
 	rto_round(e, qp);
 	if (qp->state != MRCP_QPS_RTS)
@@ -281,9 +289,6 @@ void mrcp__req_on_timer(struct mrcp_engine *e, struct qp *qp)
 		if (t != UINT64_MAX && mrcp_time_le(t, e->now))
 			rev_probe(e, qp);
 	}
-	/* a tail-loss probe that was never answered may be sent again */
-	if (qp->tlp_out && e->now - qp->tlp_sent_ns > qp->T_ns)
-		qp->tlp_out = false;
 }
 
 void mrcp__req_port_down(struct mrcp_engine *e, struct qp *qp, uint8_t port)

@@ -1480,3 +1480,47 @@ TEST(req, cc_inflight__an_rto_round_keeps_the_other_qps_bytes_on_a_shared_qpcc)
 	inv_ok(&f);
 	fx_fini(&f);
 }
+
+/* §4.7: a message whose packets are all SACKed but whose AETH was lost is
+ * completed by a probe the responder answers with its MSN. Was an engine
+ * bug (fixed): the probe set tlp_out, and while tlp_out was set neither the
+ * AETH probe nor the tail-loss probe had a deadline, so a QP with nothing
+ * else timed (every EV GOOD, no data out) never ran its timer again to see
+ * the probe unanswered: when the probe or its answer was lost too, the
+ * message never completed (fi_pingpong -m tagged hung with 1 % drop). Now
+ * the unanswered probe's expiry is a deadline of its own. */
+TEST(req, aeth_probe__a_lost_probe_is_sent_again)
+{
+	struct fx f;
+	struct mrcp_wc wc[4];
+	unsigned probes = 0;
+	uint64_t start, T;
+
+	fx_init(&f);
+	T = f.qp->T_ns;
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	f.now += 2048;
+	sack(&f, 0, 0, 0, 0, 0); /* PSN 0 SACKed; its AETH never comes */
+	ASSERT_EQ(0, f.qp->n_out);
+	ASSERT_EQ(0, mrcp_poll_cq(f.e, wc, 4));
+	start = f.now;
+	/* run the engine at each of its deadlines; every probe is lost */
+	for (unsigned i = 0; i < 64 && probes < 3; i++) {
+		uint64_t d = mrcp_next_deadline(f.e);
+
+		ASSERT_TRUE(d != UINT64_MAX); /* a completion is pending: something is timed */
+		ASSERT_LT(d, start + 8 * T);
+		if (mrcp_time_lt(f.now, d))
+			f.now = d;
+		drain(&f);
+		for (unsigned k = 0; k < f.link.n_out; k++)
+			probes += f.link.out[k].p.bth.opcode == MRCP_OP_PROBE;
+	}
+	ASSERT_EQ(3, probes);
+	ASSERT_LT(f.now, start + 8 * T);
+	aeth(&f, MRCP_AETH_ACK, 0); /* the third is answered */
+	ASSERT_EQ(1, mrcp_poll_cq(f.e, wc, 4));
+	ASSERT_EQ(MRCP_WC_SUCCESS, wc[0].status);
+	fx_fini(&f);
+}
