@@ -543,6 +543,7 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 void mrcp__resp_on_probe(struct mrcp_engine *e, struct qp *qp, const struct mrcp_pkt *p, const struct mrcp_rx *rx);
 void mrcp__resp_burst_end(struct mrcp_engine *e, struct qp *qp);
 void mrcp__resp_release(struct mrcp_engine *e, struct qp *qp);
+void mrcp__resp_farewell(struct mrcp_engine *e, struct qp *qp);
 
 /* ep.c: endpoint operations (QPN 0x2) */
 void mrcp__ep_on_rx(struct mrcp_engine *e, const struct mrcp_pkt *p, const struct mrcp_rx *rx);

@@ -563,6 +563,7 @@ int mrcp_qp_destroy(struct mrcp_engine *e, uint32_t qpn, uint64_t now_ns)
 	e->now = now_ns;
 	if (qp == NULL)
 		return -ENOENT;
+	mrcp__resp_farewell(e, qp); /* D73 */
 	if (qp->state != MRCP_QPS_ERROR)
 		mrcp__qp_flush(e, qp, MRCP_WC_FLUSH_ERR);
 	mrcp__qp_free(e, qp);

@@ -170,6 +170,23 @@ static void send_aeth(struct mrcp_engine *e, struct qp *qp, uint8_t syndrome, ui
 	qp->c.ack_tx++;
 }
 
+/* D73: a QP destroyed while connected repeats its last AETH once on every
+ * plane up at both ends. The requester completes its messages on the AETH
+ * alone (D38); if the one the responder sent was lost, its probe for it
+ * (§4.7) would reach a QPN nobody answers (D60) and the message would
+ * never complete although it was delivered. */
+void mrcp__resp_farewell(struct mrcp_engine *e, struct qp *qp)
+{
+	uint32_t up;
+
+	if (qp->peer == NULL || (qp->state != MRCP_QPS_RTS && qp->state != MRCP_QPS_RTR) || qp->c.rx_data_pkts == 0)
+		return;
+	up = e->port_up & qp->peer->remote_up;
+	for (uint8_t port = 1; port <= e->cfg.n_ports; port++)
+		if (up & (1u << (port - 1)))
+			send_aeth(e, qp, MRCP_AETH_ACK, port);
+}
+
 /* A protocol violation by the peer: NAK it and move to ERROR (§4.2 step 4),
  * remembering why (@err->cause, D70). */
 static void resp_fail_why(struct mrcp_engine *e, struct qp *qp, uint8_t syndrome, struct mrcp_qp_err *err,

@@ -856,6 +856,36 @@ TEST(resp, resp_on_probe__sack_pr_offset_zero_echoes_ev_and_ts_then_aeth)
 	fx_fini(&f);
 }
 
+/* D73: a QP destroyed while connected repeats its last AETH (on every plane
+ * up at both ends: one here), so a requester whose AETH was lost still
+ * completes; one that never received data says nothing. */
+TEST(resp, qp_destroy__repeats_the_last_aeth)
+{
+	struct fx f;
+	struct mrcp_pkt p[2];
+
+	fx_init(&f);
+	data_pkt(&f, &p[0], MRCP_OP_WRITE_ONLY, 0, 0, 0, 0, 8, 8);
+	data_pkt(&f, &p[1], MRCP_OP_WRITE_ONLY, 1, 1, 0, 0, 8, 8);
+	rx_burst(&f, p, NULL, 2);
+	drain(&f); /* the burst's SACK and AETH: say they were lost */
+	ASSERT_EQ(0, mrcp_qp_destroy(f.e, f.qpn, f.now));
+	f.qp = NULL;
+	drain(&f);
+	ASSERT_STREQ("ACK 0x1f msn 1 psn 1", f.link.log);
+	fx_fini(&f);
+}
+
+TEST(resp, qp_destroy__nothing_received_nothing_said)
+{
+	struct fx f;
+
+	fx_init(&f);
+	ASSERT_EQ(0, mrcp_qp_destroy(f.e, f.qpn, f.now));
+	ASSERT_EQ(0, drain(&f));
+	fx_fini(&f);
+}
+
 /* ---- dispatch (engine.c, for the responder's packets) ---------------------------------- */
 
 TEST(resp, rx_one__unknown_qpn_is_counted_and_dropped)
