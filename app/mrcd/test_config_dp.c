@@ -300,6 +300,11 @@ TEST(port_files, prepare__directory_stale_live_and_foreign_files)
 	ASSERT_EQ(0, listen(fd, 4));
 	ASSERT_EQ(-EADDRINUSE, mrcd_port_files_prepare(dev, err, sizeof(err)));
 	ASSERT_TRUE(strstr(err, "another process is listening") != NULL);
+	/* ...found without connecting to it (a memif server dies of a
+	 * connection that closes before its handshake): nothing to accept */
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
+	ASSERT_EQ(-1, accept(fd, NULL, NULL));
+	ASSERT_EQ(EAGAIN, errno);
 	close(fd);
 	unlink(sock);
 	/* anything else is left alone */
