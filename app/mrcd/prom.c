@@ -180,6 +180,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return reply_metrics(p, c);
 }
 
+__attribute__((format(printf, 2, 0)))
 static void on_log(void *cls, const char *fmt, va_list ap)
 {
 	char msg[256];
