@@ -281,6 +281,17 @@ wait "$SRV"
 check "a second verified transfer after the bad requests" \
 	test "$rc" -eq 0 -a -n "$(grep 'completion errors 0, verify errors 0' "$T/perf2.out")"
 
+# libmicrohttpd's one thread (MHD-single), asleep in poll/epoll when idle:
+# over this whole test (tens of seconds) it used well under a second of CPU
+for n in a b; do
+	eval "pid=\$PID_$n"
+	mhd=$(grep -l '^MHD' /proc/"$pid"/task/*/comm 2>/dev/null | wc -l)
+	ticks=$(for t in /proc/"$pid"/task/*; do
+		grep -q '^MHD' "$t/comm" && awk '{print $14 + $15}' "$t/stat"; done | head -1)
+	check "$n: one HTTP thread ($mhd), $ticks CPU ticks (< 100: it does not spin)" \
+		test "$mhd" -eq 1 -a -n "$ticks" -a "${ticks:-999}" -lt 100
+done
+
 stop_daemon a; ra=$?
 stop_daemon b; rb=$?
 check "both daemons stop cleanly (exit $ra, $rb)" test "$ra" -eq 0 -a "$rb" -eq 0
