@@ -13,22 +13,10 @@ source "$(dirname "$0")/lib.sh"
 PERF=${MRC_PERF:?path to mrc-perf}
 DUR=${PROM_DURATION:-6}
 
-# the parser: python3-prometheus-client (Debian) may sit beside another python3
-PY=
-for p in python3 /usr/bin/python3; do
-	if "$p" -c 'import prometheus_client.parser' 2>/dev/null; then PY=$p; break; fi
-done
-if [ -z "$PY" ]; then
-	bad "python3-prometheus-client is not installed (scripts/setup.sh installs it)"
-	finish; exit 1
-fi
+PY=$(prom_py) || { bad "python3-prometheus-client is not installed (scripts/setup.sh installs it)"; finish; exit 1; }
 
 # three free TCP ports on 127.0.0.1: two for /metrics, one for mrc-perf's bootstrap
-read -r PA PB PP < <(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(3)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(*[s.getsockname()[1] for s in ss])')
+read -r PA PB PP < <(free_ports 3)
 
 make_configs
 for n in a b; do
@@ -272,7 +260,7 @@ PY
 check "the scrapes, judged (above)" test $? -eq 0
 
 # traffic still moves after all that: a second verified transfer
-PP2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PP2=$(free_ports 1)
 proc_start SRV "$PERF" -s "$T/b.sock" --server --port "$PP2" --timeout 60 > "$T/perf2.srv" 2>&1
 proc_start CLI "$PERF" -s "$T/a.sock" --client 127.0.0.1 --port "$PP2" --verify --timeout 60 --stats 0 \
 	--duration 2 --qps 1 > "$T/perf2.out" 2>&1
