@@ -183,6 +183,13 @@ TEST(prom_format, format__label_values_and_help_escaped)
 	snprintf(s->ports[0].name, sizeof(s->ports[0].name), "a\"b\\c\nd");
 	snprintf(s->version, sizeof(s->version), "x\\y");
 	t = format(s);
+	if (getenv("PROM_FORMAT_DUMP") != NULL) { /* for prom_format_parse.py */
+		FILE *f = fopen(getenv("PROM_FORMAT_DUMP"), "w");
+
+		ASSERT_TRUE(f != NULL);
+		ASSERT_EQ(1u, fwrite(t, strlen(t), 1, f));
+		ASSERT_EQ(0, fclose(f));
+	}
 	ASSERT_LINE(t, "mrcd_port_rx_pkts_total{port=\"a\\\"b\\\\c\\nd\",plane=\"1\"} 7");
 	ASSERT_LINE(t, "mrcd_info{version=\"x\\\\y\"} 1");
 	free(t);
