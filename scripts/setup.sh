@@ -23,6 +23,9 @@ PKGS=(
 	# option), the man pages' lint (mandoc -T lint) and the unit's check
 	# (systemd-analyze verify, in the systemd package)
 	libsystemd-dev mandoc systemd
+	# GET /metrics (telemetry.prometheus: libmicrohttpd) and its test's
+	# parser of the exposition (test/integration/prometheus.sh)
+	libmicrohttpd-dev python3-prometheus-client
 )
 
 SUDO=""

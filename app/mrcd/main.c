@@ -40,6 +40,9 @@
 #include "dp_log.h"
 #include "mrcd_config.h"
 #include "port_files.h"
+#ifdef MRCD_HAVE_MICROHTTPD
+#include "prom.h"
+#endif
 
 static volatile sig_atomic_t stop_signal;
 
@@ -168,6 +171,9 @@ int main(int argc, char **argv)
 	int opt, rc, status = 0;
 	struct mrcd_dp *dp = NULL;
 	struct mrcd_ctl_server *ctl = NULL;
+#ifdef MRCD_HAVE_MICROHTTPD
+	struct mrcd_prom *prom = NULL;
+#endif
 	char runtime_dir[4096] = "";
 	bool pdump = false;
 
@@ -217,6 +223,16 @@ int main(int argc, char **argv)
 		mrcd_config_free(&cfg);
 		return 2;
 	}
+#ifndef MRCD_HAVE_MICROHTTPD
+	if (cfg.telemetry.prometheus.enabled) {
+		fprintf(stderr, "mrcd: %s:%u: telemetry.prometheus.listen: this mrcd was built without "
+			"libmicrohttpd (libmicrohttpd-dev) and cannot serve /metrics: remove the key or "
+			"rebuild with it\n", cfg_path ? cfg_path : "<embedded default>",
+			cfg.telemetry.prometheus.line);
+		mrcd_config_free(&cfg);
+		return 2;
+	}
+#endif
 	rc = check_host(cfg_path ? cfg_path : "<embedded default>", &cfg, argc - optind, argv + optind,
 			err, sizeof(err));
 	if (rc < 0) {
@@ -332,6 +348,17 @@ int main(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
+#ifdef MRCD_HAVE_MICROHTTPD
+	/* after the workers run: a scrape is a call on each of them */
+	if (cfg.telemetry.prometheus.enabled) {
+		rc = mrcd_prom_start(dp, &cfg, &prom, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "mrcd: %s\n", err);
+			status = 1;
+			goto out;
+		}
+	}
+#endif
 	MRCD_LOG(NOTICE, main, "mrcd %s running: %u ports, control socket %s, seed 0x%" PRIx64 "\n",
 		 MRCD_VERSION, cfg.n_ports, cfg.control.socket, seed);
 	printf("mrcd: ready (pid %d, control %s)\n", (int)getpid(), cfg.control.socket);
@@ -344,6 +371,9 @@ int main(int argc, char **argv)
 	notify_systemd("STOPPING=1");
 
 out:
+#ifdef MRCD_HAVE_MICROHTTPD
+	mrcd_prom_stop(prom); /* before the workers go: its scrapes call them */
+#endif
 	mrcd_ctl_close(ctl);
 	if (dp) {
 		mrcd_dp_destroy(dp); /* stops the workers, ends the selftests */

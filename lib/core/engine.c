@@ -943,6 +943,11 @@ void mrcp_engine_counters(const struct mrcp_engine *e, struct mrcp_engine_counte
 	*out = e->c;
 }
 
+void mrcp_engine_probe_rtt(const struct mrcp_engine *e, struct mrcp_probe_rtt_hist *out)
+{
+	*out = e->probe_rtt;
+}
+
 void mrcp_counters_foreach(const struct mrcp_engine *e,
 			   void (*fn)(void *ctx, uint32_t qpn, const char *name, const char *desc, uint64_t v),
 			   void *ctx)

@@ -403,6 +403,7 @@ struct mrcp_engine {
 	uint64_t port_free_ns[MRCP_MAX_PORTS]; /* D65: when port i+1's TX stage drains of the data sent so far (estimate) */
 
 	struct mrcp_engine_counters c;
+	struct mrcp_probe_rtt_hist probe_rtt; /* EV probe answers (ep.c) */
 };
 
 /* D65: a timer of @len ns due at @end that fell due during a local stall

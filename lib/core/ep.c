@@ -63,10 +63,36 @@ static void apply_remote_mask(struct mrcp_engine *e, struct peer *p, uint32_t ma
 	mrcp__event_push(e, &ev);
 }
 
+const uint64_t mrcp_probe_rtt_bounds_ns[MRCP_PROBE_RTT_NBOUNDS] = {
+#define X(b) b,
+	MRCP_PROBE_RTT_BOUNDS(X)
+#undef X
+};
+
+/* Count an EV probe's outcome in the RTT histogram: a few compares, once
+ * per answer (probes are rate-limited per port, §7). */
+static void probe_rtt_count(struct mrcp_engine *e, bool ok, uint64_t rtt_ns)
+{
+	struct mrcp_probe_rtt_hist *h = &e->probe_rtt;
+	unsigned i = 0;
+
+	if (!ok) {
+		h->timeouts++;
+		return;
+	}
+	while (i < MRCP_PROBE_RTT_NBOUNDS && rtt_ns > mrcp_probe_rtt_bounds_ns[i])
+		i++;
+	h->bucket[i]++;
+	h->answered++;
+	h->sum_ns += rtt_ns;
+}
+
 /* Report an EV probe's outcome to the control plane and free its slot. */
 static void probe_done(struct mrcp_engine *e, const struct peer *p, struct ep_probe *pr, bool ok, uint64_t rtt_ns)
 {
 	struct mrcp_event ev;
+
+	probe_rtt_count(e, ok, rtt_ns);
 
 	memset(&ev, 0, sizeof(ev));
 	ev.type = MRCP_EVENT_EV_PROBE;

@@ -533,6 +533,34 @@ struct mrcp_qp_info {
 
 void mrcp_engine_counters(const struct mrcp_engine *e, struct mrcp_engine_counters *out);
 
+/* Upper bounds of the EV probe RTT histogram's buckets, ns (§7, D57: a
+ * probe unanswered for 2 ms has timed out, so the last finite bound is the
+ * timeout). X(bound_ns). */
+#define MRCP_PROBE_RTT_BOUNDS(X)                                               \
+	X(5000) X(10000) X(20000) X(50000) X(100000) X(200000) X(500000)       \
+	X(1000000) X(2000000)
+#define MRCP_PROBE_RTT_X_ONE(b) + 1
+/** Finite buckets; the histogram has one more, above the last bound. */
+#define MRCP_PROBE_RTT_NBOUNDS (0 MRCP_PROBE_RTT_BOUNDS(MRCP_PROBE_RTT_X_ONE))
+
+/** The RTTs of the engine's answered EV probes (§7), counted where an
+ *  answer is matched to its request; never reset. Written by the engine's
+ *  thread only. */
+struct mrcp_probe_rtt_hist {
+	uint64_t bucket[MRCP_PROBE_RTT_NBOUNDS + 1]; /**< answers with an RTT in
+				   *   (bound[i-1], bound[i]] ns; the last one
+				   *   above the last bound. Not cumulative. */
+	uint64_t sum_ns;          /**< their RTTs summed, ns */
+	uint64_t answered;        /**< answers counted (the buckets' sum) */
+	uint64_t timeouts;        /**< probes unanswered within the timeout (D57) */
+};
+
+/** The bucket bounds, ns, ascending: MRCP_PROBE_RTT_NBOUNDS entries. */
+extern const uint64_t mrcp_probe_rtt_bounds_ns[MRCP_PROBE_RTT_NBOUNDS];
+
+/** Copy the engine's EV probe RTT histogram. */
+void mrcp_engine_probe_rtt(const struct mrcp_engine *e, struct mrcp_probe_rtt_hist *out);
+
 /** What an engine has allocated, in bytes as asked of malloc (its own
  *  overhead not counted). Grows with use (preallocate off), never shrinks. */
 struct mrcp_engine_mem {

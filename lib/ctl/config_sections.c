@@ -725,10 +725,72 @@ static int sec_control(struct ctx *c, const yaml_node_t *v, void *base)
 	return rc;
 }
 
+/* telemetry.prometheus.listen: "IPv4:port" or "[IPv6]:port", numeric only
+ * (no names: nothing to resolve at start-up), port 1..65535. */
+static int prom_listen(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	static const char how[] = "give an address and a port, as 127.0.0.1:9464 or [::1]:9464";
+	struct mrcd_config *cfg = base;
+	char host[64];
+	const char *s = cfg_scalar(c, v, "an address:port"), *colon, *port;
+	unsigned long n;
+	char *end;
+
+	if (s == NULL)
+		return -EINVAL;
+	if (strlen(s) >= sizeof(cfg->telemetry.prometheus.listen))
+		return cfg_fail(c, v, "\"%.20s...\" is too long: %s", s, how);
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (close == NULL || close[1] != ':')
+			return cfg_fail(c, v, "\"%s\": %s", s, how);
+		snprintf(host, sizeof(host), "%.*s", (int)(close - s - 1), s + 1);
+		if (inet_pton(AF_INET6, host, cfg->telemetry.prometheus.addr) != 1)
+			return cfg_fail(c, v, "\"%s\": \"%s\" is not an IPv6 address", s, host);
+		cfg->telemetry.prometheus.family = 6;
+		port = close + 2;
+	} else {
+		colon = strrchr(s, ':');
+		if (colon == NULL)
+			return cfg_fail(c, v, "\"%s\" has no port: %s", s, how);
+		if (memchr(s, ':', (size_t)(colon - s)) != NULL)
+			return cfg_fail(c, v, "\"%s\": an IPv6 address goes in brackets, as [::1]:9464", s);
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
+		if (inet_pton(AF_INET, host, cfg->telemetry.prometheus.addr) != 1)
+			return cfg_fail(c, v, "\"%s\": \"%s\" is not an IPv4 address (numeric only; "
+					"IPv6 goes in brackets)", s, host);
+		cfg->telemetry.prometheus.family = 4;
+		port = colon + 1;
+	}
+	if (port[0] < '0' || port[0] > '9' || strlen(port) > 5)
+		return cfg_fail(c, v, "\"%s\": the port must be a number 1..65535", s);
+	n = strtoul(port, &end, 10);
+	if (*end != '\0')
+		return cfg_fail(c, v, "\"%s\": the port must be a number 1..65535", s);
+	if (n < 1 || n > 65535)
+		return cfg_fail(c, v, "\"%s\": port %lu is out of range 1..65535", s, n);
+	cfg->telemetry.prometheus.port = (uint16_t)n;
+	snprintf(cfg->telemetry.prometheus.listen, sizeof(cfg->telemetry.prometheus.listen), "%s", s);
+	cfg->telemetry.prometheus.enabled = true;
+	cfg->telemetry.prometheus.line = cfg_node_line(v);
+	return 0;
+}
+
+static int telemetry_prometheus(struct ctx *c, const yaml_node_t *v, void *base)
+{
+	static const struct field f[] = {
+		FLD_FN_REQ("listen", prom_listen),
+	};
+
+	return PARSE_MAP(c, v, f, base);
+}
+
 static int sec_telemetry(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	static const struct field f[] = {
 		FLD_BOOL("enabled", struct mrcd_config, telemetry.enabled),
+		FLD_FN("prometheus", telemetry_prometheus),
 	};
 
 	return PARSE_MAP(c, v, f, base);

@@ -191,6 +191,14 @@ struct mrcd_config {
 
 	struct {
 		bool enabled;         /**< register the /mrcd/... DPDK telemetry commands */
+		struct {
+			bool enabled;     /**< listen was given: serve GET /metrics */
+			char listen[64];  /**< the address as written ("127.0.0.1:9464") */
+			int family;       /**< 4 or 6 */
+			uint8_t addr[16]; /**< network byte order (IPv4: the first 4) */
+			uint16_t port;    /**< TCP port, 1..65535 */
+			unsigned line;    /**< the line of listen (messages) */
+		} prometheus;
 	} telemetry;
 
 	struct {

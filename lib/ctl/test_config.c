@@ -351,7 +351,7 @@ static const char all_keys[] =
 	"control: {socket: /tmp/x/mrcd.sock, mode: '0o600', group: mrc, max_connections: 1000,\n"
 	"          admin_reserved: 16, idle_timeout_s: 5, client_socket: /tmp/x/client.sock,\n"
 	"          client_mode: 0640, client_group: tenants}\n"
-	"telemetry: {enabled: false}\n"
+	"telemetry: {enabled: false, prometheus: {listen: '[::1]:9464'}}\n"
 	"limits:\n"
 	"  max_qps: 1024\n"
 	"  max_mrs: 4096\n"
@@ -446,6 +446,11 @@ TEST(config, all_keys__parsed_into_their_fields)
 	ASSERT_EQ(0640, c.control.client_mode);
 	ASSERT_STREQ("tenants", c.control.client_group);
 	ASSERT_FALSE(c.telemetry.enabled);
+	ASSERT_TRUE(c.telemetry.prometheus.enabled);
+	ASSERT_EQ(6, c.telemetry.prometheus.family);
+	ASSERT_EQ(1, c.telemetry.prometheus.addr[15]);
+	ASSERT_EQ(9464, c.telemetry.prometheus.port);
+	ASSERT_STREQ("[::1]:9464", c.telemetry.prometheus.listen);
 	ASSERT_EQ(32u, c.limits.per_client.max_qps);
 	ASSERT_EQ(1u, c.n_faults);
 	ASSERT_EQ(1, c.faults[0].port);
@@ -715,6 +720,30 @@ TEST(config, load__empty_sections_are_allowed)
 	mrcd_config_free(&c);
 	ASSERT_EQ(-EINVAL, mrcd_config_load_string("n", "ports:\n", &c, err, sizeof(err)));
 	ASSERT_STREQ("n:1: ports: must list at least one port", err);
+}
+
+TEST(config, telemetry_prometheus__off_by_default_and_ipv4_parsed)
+{
+	static const char y[] =
+		"ports: [{name: p, devargs: net_null0, ipv4: 10.0.0.1/8}]\n"
+		"telemetry:\n"
+		"  prometheus:\n"
+		"    listen: 127.0.0.1:65535\n";
+	struct mrcd_config c;
+	char err[256];
+
+	ASSERT_EQ(0, mrcd_config_load_string("n", "ports: [{name: p, devargs: net_null0, ipv4: 10.0.0.1/8}]\n",
+					     &c, err, sizeof(err)));
+	ASSERT_FALSE(c.telemetry.prometheus.enabled);
+	mrcd_config_free(&c);
+	ASSERT_EQ(0, mrcd_config_load_string("n", y, &c, err, sizeof(err)));
+	ASSERT_TRUE(c.telemetry.prometheus.enabled);
+	ASSERT_EQ(4, c.telemetry.prometheus.family);
+	ASSERT_EQ(127, c.telemetry.prometheus.addr[0]);
+	ASSERT_EQ(1, c.telemetry.prometheus.addr[3]);
+	ASSERT_EQ(65535, c.telemetry.prometheus.port);
+	ASSERT_EQ(4u, c.telemetry.prometheus.line);
+	mrcd_config_free(&c);
 }
 
 /* ---- nesting depth ----------------------------------------------------------------- */

@@ -42,6 +42,25 @@ wait_for() { proc_wait_for "$@"; }
 # jq-free JSON access: json FILE-OR-- PYTHON-EXPR (d is the document)
 jget() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
+# free_ports N: N TCP ports free on 127.0.0.1 now (the kernel's choice), on one line
+free_ports() {
+	python3 -c '
+import socket, sys
+ss = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in ss])' "$1"
+}
+
+# prom_py: a python3 with python3-prometheus-client (Debian's /usr/bin/python3
+# may sit behind another python3 on PATH); fails if there is none
+prom_py() {
+	local p
+	for p in python3 /usr/bin/python3; do
+		"$p" -c 'import prometheus_client.parser' 2>/dev/null && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
 ctl() { "$MRCCTL" -s "$T/$1.sock" "${@:2}"; }
 ctlj() { "$MRCCTL" -s "$T/$1.sock" --json "${@:2}"; }
 

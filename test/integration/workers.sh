@@ -20,6 +20,10 @@ for p, lc in ((sys.argv[1], "0@0,1@1,2@0"), (sys.argv[2], "0@1,1@0,2@1")):
     s = s.replace("  ids: [1]", "  ids: [1, 2]")
     open(p, "w").write(s)
 PY
+# a serves /metrics: its two workers' answers are folded into one text
+PROM=$(free_ports 1)
+sed -i "s/^  enabled: true\$/  enabled: true\n  prometheus: {listen: \"127.0.0.1:$PROM\"}/" "$T/a.yaml"
+grep -q "listen: \"127.0.0.1:$PROM\"" "$T/a.yaml" || bad "a's config: no telemetry section to extend"
 start_daemon a && start_daemon b || { bad "daemons with two workers start"; finish; exit 1; }
 check "links come up on both queues' ports" wait_for 30 links_up a
 wait_for 30 links_up b
@@ -97,6 +101,49 @@ if "$PERF" -s "$T/a.sock" --client 127.0.0.1 --port 18650 --verify --timeout 60 
 	ok "mrc-perf --verify with 4 QPs: $(grep -E 'goodput|errors' "$T/perf.out" | tr -s ' ' | paste -sd' ' | cut -c1-120)"
 else
 	bad "mrc-perf: $(tail -5 "$T/perf.out")"
+fi
+
+# /metrics folds both workers as mrcctl counters does: each sum lies between
+# the JSON read just before the scrape and the one just after
+if PY=$(prom_py); then
+	ctlj a counters > "$T/c1.json" &&
+		curl -sf --max-time 10 "http://127.0.0.1:$PROM/metrics" > "$T/m.txt" &&
+		ctlj a counters > "$T/c2.json"
+	"$PY" - "$T" <<'PY'
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+T = sys.argv[1]
+j1, j2 = (json.load(open("%s/c%d.json" % (T, i))) for i in (1, 2))
+m = {}
+for fam in text_string_to_metric_families(open(T + "/m.txt").read()):
+    for s in fam.samples:
+        m.setdefault(s.name, []).append((s.labels, s.value))
+def get(name, **want):
+    v = [val for labels, val in m.get(name, []) if all(labels.get(k) == w for k, w in want.items())]
+    return sum(v) if v else None
+fails = 0
+def between(what, lo, got, hi):
+    global fails
+    if got is not None and lo <= got <= hi:
+        print("ok   /metrics %s: %d (JSON %d .. %d)" % (what, got, lo, hi))
+    else:
+        fails += 1
+        print("FAIL /metrics %s: %s, JSON %s .. %s" % (what, got, lo, hi))
+for name in j1["ports"]:
+    for c in ("rx_pkts", "tx_pkts", "tx_bytes"):
+        between("%s %s" % (name, c), j1["ports"][name][c], get("mrcd_port_%s_total" % c, port=name), j2["ports"][name][c])
+between("engine rx_pkts", j1["engine"]["rx_pkts"], get("mrcd_engine_rx_pkts_total"), j2["engine"]["rx_pkts"])
+between("worker loops (2 workers)", j1["worker"]["loops"], get("mrcd_worker_loops_total"), j2["worker"]["loops"])
+qp = lambda j: j["live_qps"]["tx_data_pkts"] + j["closed_qps"]["tx_data_pkts"]
+between("QP tx_data_pkts, live and closed", qp(j1), get("mrcd_qp_tx_data_pkts_total"), qp(j2))
+workers = sorted(l["worker"] for l, v in m.get("mrcd_worker_loops_total", []) if v > 0)
+if workers == ["0", "1"]: print("ok   /metrics has both workers' loops")
+else: fails += 1; print("FAIL /metrics workers with loops: %s" % workers)
+sys.exit(1 if fails else 0)
+PY
+	check "/metrics sums both workers as mrcctl counters does (above)" test $? -eq 0
+else
+	bad "python3-prometheus-client is not installed (scripts/setup.sh installs it)"
 fi
 
 check "a exits 0 on SIGTERM" stop_daemon a

@@ -374,6 +374,44 @@ TEST(ep, ev_probe__request_on_the_ev_under_test_and_rtt_from_the_answer)
 	fx_fini(&f);
 }
 
+/* The RTT histogram counts each answer once, in the bucket whose bound is
+ * the first at or above its RTT; a timeout is counted apart. */
+TEST(ep, ev_probe__answers_counted_in_the_rtt_histogram)
+{
+	/* RTTs are whole 128 ns timestamp units: 4992 <= 5000 < 5120 <= 9984 */
+	static const uint64_t rtt[3] = { 4992, 5120, 9984 };
+	struct fx f;
+	struct mrcp_probe_rtt_hist h;
+	struct mrcp_event ev[4];
+
+	fx_init(&f);
+	mrcp_engine_probe_rtt(f.e, &h);
+	ASSERT_U64_EQ(0, h.answered);
+	ASSERT_U64_EQ(5000, mrcp_probe_rtt_bounds_ns[0]);
+	ASSERT_U64_EQ(2000000, mrcp_probe_rtt_bounds_ns[MRCP_PROBE_RTT_NBOUNDS - 1]); /* D57 timeout */
+	for (unsigned i = 0; i < 3; i++) {
+		uint64_t t0 = T0 + (uint64_t)i * 1024 * 128; /* whole timestamp units */
+
+		f.now = t0;
+		ASSERT_EQ(0, mrcp_ev_probe(f.e, &f.peer_node, (uint8_t)(1 + i), 0x100 + i, f.now));
+		ASSERT_EQ(1, drain(&f));
+		f.now = t0 + rtt[i];
+		rx_eeth(&f, MRCP_EP_EV_PROBE, (uint16_t)f.l.out[0].p.bth.psn, 0x7,
+			f.l.out[0].p.erth.tx_timestamp, 0, (uint8_t)(1 + i));
+		ASSERT_EQ(1, mrcp_poll_events(f.e, ev, 4));
+		ASSERT_U64_EQ(rtt[i], ev[0].probe.rtt_ns);
+	}
+	mrcp_engine_probe_rtt(f.e, &h);
+	ASSERT_U64_EQ(1, h.bucket[0]);
+	ASSERT_U64_EQ(2, h.bucket[1]);
+	for (unsigned i = 2; i <= MRCP_PROBE_RTT_NBOUNDS; i++)
+		ASSERT_U64_EQ(0, h.bucket[i]);
+	ASSERT_U64_EQ(3, h.answered);
+	ASSERT_U64_EQ(4992 + 5120 + 9984, h.sum_ns);
+	ASSERT_U64_EQ(0, h.timeouts);
+	fx_fini(&f);
+}
+
 TEST(ep, ev_probe__answer_carries_the_peer_mask)
 {
 	struct fx f;
@@ -411,6 +449,12 @@ TEST(ep, ep_on_timer__unanswered_probe_times_out_after_2_ms)
 	ASSERT_EQ(3, ev[0].probe.port);
 	ASSERT_EQ(0x2222, ev[0].probe.ev);
 	ASSERT_EQ(UINT64_MAX, mrcp__ep_deadline(f.e));
+	/* a timeout is no RTT: counted apart from the buckets */
+	struct mrcp_probe_rtt_hist h;
+
+	mrcp_engine_probe_rtt(f.e, &h);
+	ASSERT_U64_EQ(1, h.timeouts);
+	ASSERT_U64_EQ(0, h.answered);
 	fx_fini(&f);
 }
 
