@@ -276,9 +276,13 @@ phase_flood() {
 	proc_stop -g 5 "$fl"
 	check "a flood of connections: $(cat "$T/flood.out")" \
 		num_cmp "$(jget 'd["connects"]' < "$T/flood.out")" -gt 1000
-	taken=$(( $(ctlv a accepted) + $(ctlv a refused_busy) - taken0 ))
-	check "... every one taken by the daemon, let in or refused ($taken), and let go (open $(ctlv a open))" \
-		num_cmp "$taken" -ge "$(jget 'd["connects"]' < "$T/flood.out")"
+	# the flooder's last connections may still wait in the listen queue when
+	# it exits: on a loaded host the daemon takes them a round or two later
+	connects=$(jget 'd["connects"]' < "$T/flood.out")
+	taken_all() { taken=$(( $(ctlv a accepted) + $(ctlv a refused_busy) - taken0 )); num_cmp "$taken" -ge "$connects"; }
+	wait_for 30 taken_all
+	check "... every one taken by the daemon, let in or refused ($taken of $connects), and let go (open $(ctlv a open))" \
+		num_cmp "$taken" -ge "$connects"
 	xfer_end
 }
 

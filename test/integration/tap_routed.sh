@@ -116,8 +116,12 @@ check "every engine port is up" bash -c "for n in a b c; do [ \"\$('$MRCCTL' -s 
 
 fwd0=$(ip netns exec "$R" nstat -az IpForwDatagrams | awk '/IpForwDatagrams/ {print $2}')
 selftest() { # selftest FROM TO: a verified transfer FROM -> TO, its JSON report in $T/FROM-TO.json
+	local rc=0
 	ctl "$1" selftest --peer "$T/$2.sock" --bytes 32M --msg-size 64K --timeout 90 --json \
-		> "$T/$1-$2.json" 2> "$T/$1-$2.err"
+		> "$T/$1-$2.json" 2> "$T/$1-$2.err" || rc=$?
+	# on failure, why (mrcctl's exit: 1 refused, 3 no answer, 4 failed)
+	[ "$rc" -eq 0 ] || echo "     selftest $1 -> $2: exit $rc: $(tail -c 600 "$T/$1-$2.err" "$T/$1-$2.json" | tr '\n' ' ')" >&2
+	return "$rc"
 }
 st_ok() { # the report says ok, with every byte moved and no verify error
 	jget "d['ok'] and d['sender']['bytes_done'] == 32 << 20 and d['receiver']['verify_errors'] == 0 and d['receiver']['imm_msgs'] == d['sender']['imm_msgs'] > 0" < "$T/$1-$2.json" | grep -qx True
