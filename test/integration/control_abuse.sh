@@ -162,7 +162,7 @@ phase_paths() {
 	  args: ["--no-huge", "--no-pci", "-m", "128", "--file-prefix", "mrcd-it-$(basename "$T")-bad"]
 	ports:
 	  - name: p0
-	    devargs: net_null0
+	    devargs: net_null0,no-rx=1
 	    ipv4: 10.9.0.1/24
 	control:
 	  socket: $T/a.sock

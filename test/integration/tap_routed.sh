@@ -76,7 +76,7 @@ eal:
 $(eal d)
 ports:
   - name: null
-    devargs: net_null0
+    devargs: net_null0,no-rx=1    # its receive side generates frames otherwise: a busy core
     ipv4: 10.77.9.1/24
     gateway: 10.77.9.254    # net_null: nobody ever answers
 control: {socket: $T/d.sock}
