@@ -78,6 +78,8 @@ struct mrcd_dp_port_counters {
 	X(stalls, "gaps in the loop over 4 base RTTs, told to the engine (D72)") \
 	X(stall_ns, "time lost in those gaps, ns")                             \
 	X(stall_max_ns, "the longest of those gaps, ns (a maximum, not a sum)") \
+	X(rx_snap_rereads, "receive passes that read every port again: a stall between reads or a full burst (D72)") \
+	X(rx_snap_cut, "receive passes handed over with a port's burst full or a stall in the last read: no room left (D72)") \
 	X(calls, "control calls run on the worker")                            \
 	X(wc, "completions taken from the engine")                             \
 	X(wc_unowned, "completions for a QP nobody owns")                      \

@@ -43,6 +43,8 @@ struct mrcd_srv6_row;
 #define MRCD_DP_TX_ROUNDS 8             /* mrcp_poll bursts in one transmit pass */
 #define MRCD_DP_LOCAL_MAX (MRCD_DP_TX_ROUNDS * MRCD_DP_BURST) /* D71: one pass's frames */
 #define MRCD_DP_MAX_HOOKS 8
+#define MRCD_DP_STALL_BASE_RTTS 4       /* a gap this many base RTTs long is a stall (D72) */
+#define MRCD_DP_RX_ROUNDS 4             /* reads of every port one batch holds (D72) */
 
 /** One port as one worker uses it (worker 0 also owns the device). */
 struct mrcd_dp_port {
@@ -153,9 +155,10 @@ struct mrcd_txb {
 };
 
 /** Received MRC packets for one mrcp_rx_burst; their mbufs are freed after.
- *  Room for a burst from every port and two more, so that what one pass of
- *  mrcd__rx_ports reads reaches the engine in one batch (dp_rx.c). */
-#define MRCD_DP_RXB ((MRCD_DP_MAX_PORTS + 2) * MRCD_DP_BURST)
+ *  Room for MRCD_DP_RX_ROUNDS bursts from every port and two more, so that
+ *  what one pass of mrcd__rx_ports reads, read again after a stall or a
+ *  full burst, reaches the engine in one batch (dp_rx.c). */
+#define MRCD_DP_RXB ((MRCD_DP_RX_ROUNDS * MRCD_DP_MAX_PORTS + 2) * MRCD_DP_BURST)
 struct mrcd_rxb {
 	struct mrcp_rx rx[MRCD_DP_RXB];
 	struct rte_mbuf *hold[MRCD_DP_RXB];

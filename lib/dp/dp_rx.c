@@ -354,28 +354,56 @@ unsigned mrcd__rx_local(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb
  * reaches the engine in that order exactly (mrcd_rx_order): a worker that
  * took each port's burst whole after a pause would show the engine PSNs
  * from one plane far ahead of the others', and its SACKs would make the
- * sender infer losses that are not (D29, D64, D72). Then frames the fault
- * stage held, in either direction. */
+ * sender infer losses that are not (D29, D64, D72).
+ *
+ * The batch is a snapshot of the rings (D72): every port is read within a
+ * short window, so a frame in it was preceded, on every other plane, by
+ * what the peer sent before it. A pause of this host between two ports'
+ * reads breaks that: a port read before the pause misses what came in it,
+ * while a port read after brings frames sent during it - the peer's
+ * probes among them, whose answers would then report the first port's
+ * packets, sent long before the probe and waiting in its ring, as lost. So
+ * when the reads spanned a stall (MRCD_DP_STALL_BASE_RTTS base RTTs), or a port
+ * filled its burst (more of what was sent before the others' frames waits
+ * in its ring), every port is read again into the same batch, until one
+ * round is quick and short or the batch has no room for another
+ * (rx_snap_cut). Then frames the fault stage held, in either direction. */
 unsigned mrcd__rx_ports(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb *b, uint64_t now)
 {
 	struct rte_mbuf *m[MRCD_DP_MAX_PORTS][MRCD_DP_BURST];
 	uint16_t n[MRCD_DP_MAX_PORTS];
 	void *due[MRCD_DP_BURST];
-	unsigned most = 0, got = 0, nd;
+	const uint64_t stall_ns = MRCD_DP_STALL_BASE_RTTS * dp->cfg->engine.base_rtt_ns;
+	unsigned got = 0, nd;
 
 	dp->faulty_rx = dp->faulty_tx = 0;
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		dp->faulty_rx |= (uint32_t)mrcd_fault_active(dp->faults, (uint8_t)i, MRCD_FAULT_RX) << i;
 		dp->faulty_tx |= (uint32_t)mrcd_fault_active(dp->faults, (uint8_t)i, MRCD_FAULT_TX) << i;
-		n[i] = rte_eth_rx_burst(dp->ports[i].port_id, (uint16_t)dp->index, m[i], MRCD_DP_BURST);
-		got += n[i];
-		if (n[i] > most)
-			most = n[i];
 	}
-	for (unsigned k = 0; k < most; k++)
-		for (unsigned i = 0; i < dp->n_ports; i++)
-			if (k < n[i])
-				rx_input(dp, rb, b, i, m[i][k], RX_WIRE, now);
+	for (;;) {
+		uint64_t t0 = mrcd_dp_now_ns(), t1;
+		unsigned most = 0;
+
+		for (unsigned i = 0; i < dp->n_ports; i++) {
+			n[i] = rte_eth_rx_burst(dp->ports[i].port_id, (uint16_t)dp->index, m[i], MRCD_DP_BURST);
+			got += n[i];
+			if (n[i] > most)
+				most = n[i];
+		}
+		t1 = mrcd_dp_now_ns();
+		for (unsigned k = 0; k < most; k++)
+			for (unsigned i = 0; i < dp->n_ports; i++)
+				if (k < n[i])
+					rx_input(dp, rb, b, i, m[i][k], RX_WIRE, now);
+		if (most < MRCD_DP_BURST && (int64_t)(t1 - t0) <= (int64_t)stall_ns)
+			break;
+		if (rb->n + dp->n_ports * MRCD_DP_BURST + 2 > RTE_DIM(rb->rx)) {
+			dp->wc.rx_snap_cut++;
+			break;
+		}
+		dp->wc.rx_snap_rereads++;
+	}
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		struct mrcd_dp_port *p = &dp->ports[i];
 

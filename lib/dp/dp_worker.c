@@ -40,7 +40,6 @@
 #define IDLE_GRACE_NS (1000ull * 1000)  /* stay awake this long after the last work */
 #define IDLE_SLEEP_MIN_NS (20ull * 1000)
 #define IDLE_SLEEP_MAX_NS (200ull * 1000)
-#define STALL_BASE_RTTS 4   /* a loop gap this many base RTTs long is a stall (D72) */
 
 /* ---- completions and events ---------------------------------------------------------- */
 
@@ -217,14 +216,14 @@ static uint64_t idle_sleep(struct mrcd_dp *dp, uint64_t now, uint64_t max_ns)
 }
 
 /* The engine was not called from @from until @now: if that is a stall
- * (STALL_BASE_RTTS base RTTs), tell it, before anything else reaches it.
- * A nap of adaptive idle is not one: it ends before the engine's next
+ * (MRCD_DP_STALL_BASE_RTTS base RTTs), tell it, before anything else
+ * reaches it. A nap of adaptive idle is not one: it ends before the engine's next
  * deadline, so @from is when it should have ended. */
 static void loop_gap(struct mrcd_dp *dp, uint64_t from, uint64_t now)
 {
 	uint64_t gap = now - from;
 
-	if ((int64_t)gap <= (int64_t)(STALL_BASE_RTTS * dp->cfg->engine.base_rtt_ns))
+	if ((int64_t)gap <= (int64_t)(MRCD_DP_STALL_BASE_RTTS * dp->cfg->engine.base_rtt_ns))
 		return;
 	dp->wc.stalls++;
 	dp->wc.stall_ns += gap;
@@ -280,6 +279,12 @@ static int worker_main(void *arg)
 		}
 		work += mrcd__rx_ports(dp, rb, b, now);
 		work += mrcd__rx_handover(dp, rb, b, now);
+		/* a pause while the rings were read is told to the engine
+		 * before the batch, which it takes at the time it was read
+		 * (D72) */
+		t = mrcd_dp_now_ns();
+		loop_gap(dp, now, t);
+		now = t;
 		mrcd__rx_flush(dp, rb, now);
 		/* what is sent now is stamped now, not at the top of the loop:
 		 * receiving a large batch takes a while, and a packet's send
