@@ -913,6 +913,11 @@ int mrcp__check_invariants(const struct mrcp_engine *e, char *why, size_t why_le
 
 /* ---- counters ------------------------------------------------------------------ */
 
+uint32_t mrcp_engine_qp_slots(const struct mrcp_engine *e)
+{
+	return 1u << e->qp_slot_bits;
+}
+
 void mrcp_engine_mem(const struct mrcp_engine *e, struct mrcp_engine_mem *out)
 {
 	uint32_t nq = 1u << e->qp_slot_bits;
