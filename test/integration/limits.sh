@@ -157,6 +157,24 @@ print(f"{k} pairs x {qps} QPs: {tot} verified bytes, 0 verify errors")
 PY
 }
 
+# qp_diag NAME: a summary of NAME's QPs (states, traffic, retries)
+qp_diag() {
+	ctlj "$1" qps | python3 -c '
+import collections, json, sys
+d = json.load(sys.stdin)
+st = collections.Counter(q.get("state") for q in d)
+idle = [q for q in d if q.get("tx_data_pkts", 0) == 0]
+print("diag %s: %d QPs, states %s, %d sent no data, rtx %d, retry_k max %d, outstanding %d" % (
+    sys.argv[1], len(d), dict(st), len(idle), sum(q.get("rtx", 0) for q in d),
+    max([q.get("retry_k", 0) for q in d] or [0]), sum(q.get("outstanding_pkts", 0) for q in d)))
+for q in idle[:3]:
+    print("  " + json.dumps({k: q.get(k) for k in ("qpn", "dest_qpn", "state", "next_psn", "snd_una", "rcv_msn", "retry_k", "sq_outstanding", "cwnd", "inflight")}))
+' "$1"
+	ctlj "$1" ports | jget '" ".join("%s:tx_no_neigh=%d,rx_mrc=%d,tx_pkts=%d,rx_l2=%d,tx_l2=%d,tx_ring_full=%d" % (p["name"], p["tx_no_neigh"], p["rx_mrc"], p["tx_pkts"], p["rx_l2"], p["tx_l2"], p["tx_ring_full"]) for p in d)'
+	ctlj "$1" neighbours | head -c 1500; echo
+	ctlj "$1" lcores | head -c 1500; echo
+}
+
 # ---- 3. 64 clients at once ---------------------------------------------------------
 if [[ $PHASES == *3* ]]; then
 	r0=$(rss_kb "$PID_a")
@@ -184,7 +202,7 @@ if [[ $PHASES == *4* ]]; then
 	t0=$(date +%s%N)
 	pairs_start q "$PAIRS" "$per" --size 4K --window 1 --duration "${LIMITS_DURATION:-6}" ||
 		bad "4: $PAIRS servers listen"
-	all_qps() { [ "$(status a qps)" -ge $((PAIRS * per)) ]; }
+	all_qps() { [ "$(status a qps)" -ge $((PAIRS * per)) ] && [ "$(status b qps)" -ge $((PAIRS * per)) ]; }
 	if wait_for 120 all_qps; then
 		t1=$(date +%s%N)
 		r1=$(rss_kb "$PID_a") b1=$(rss_kb "$PID_b")
@@ -196,6 +214,11 @@ if [[ $PHASES == *4* ]]; then
 		} | tee -a "$T/figures"
 	else
 		bad "4: $((PAIRS * per)) QPs live on a (got $(status a qps))"
+	fi
+	# a stalled run: what the QPs look like before the clients give up
+	ended() { for p in "${CLI[@]}"; do ! kill -0 "$p" 2> /dev/null || return 1; done; }
+	if ! wait_for $((${LIMITS_DURATION:-6} + ${LIMITS_DIAG_S:-60})) ended; then
+		for n in a b; do qp_diag "$n"; done
 	fi
 	pairs_wait q "$PAIRS"
 	v=$(verdict q "$PAIRS" "$per")
