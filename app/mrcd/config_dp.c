@@ -136,6 +136,8 @@ int mrcd_config_to_dp(const struct mrcd_config *c, uint64_t seed, struct mrcd_dp
 	out->per_client.max_qps = c->limits.per_client.max_qps;
 	out->per_client.max_mem_mb = c->limits.per_client.max_mem_mb;
 	out->per_client.max_wrs = c->limits.per_client.max_wrs;
+	out->per_client.max_mrs = c->limits.per_client.max_mrs;
+	out->selftest_idle_s = c->limits.selftest_idle_s;
 	return 0;
 }
 

@@ -395,16 +395,23 @@ static void cmd_lcores(struct mrcd_ctl_call *x)
 
 static void cmd_qps(struct mrcd_ctl_call *x)
 {
-	uint32_t qpns[MRCD_DP_MAX_OWNERS];
-	unsigned n = mrcd_dp_qps(x->w, qpns, MRCD_DP_MAX_OWNERS);
+	unsigned max = mrcd_dp_qp_slots(x->w);
+	uint32_t *qpns = malloc((max ? max : 1) * sizeof(*qpns));
+	unsigned n = qpns ? mrcd_dp_qps(x->w, qpns, max) : 0;
 	json_t *a = json_array();
 
+	if (!qpns) {
+		fail(x, -ENOMEM, "out of memory");
+		json_decref(a);
+		return;
+	}
 	for (unsigned k = 0; k < n; k++) {
 		json_t *q = qp_json(mrcd_dp_engine(x->w), qpns[k], false);
 
 		if (q)
 			json_array_append_new(a, q);
 	}
+	free(qpns);
 	x->result = a;
 }
 
@@ -818,9 +825,17 @@ static void cmd_reg_mr(struct mrcd_ctl_call *x)
 
 	if (rc == -EINVAL)
 		fail(x, rc, "args: [ofs, ofs+len) is not inside the arena heap");
-	else if (rc == -ENOSPC)
-		fail(x, rc, "region table full (%u per client, or the daemon's limits.max_mrs)",
-		     MRCD_CLIENT_MAX_MRS);
+	else if (rc == -ENOSPC) {
+		struct mrcd_client_info ci;
+
+		mrcd_client_info(x->sess, &ci);
+		if (ci.n_mrs >= ci.max_mrs)
+			fail(x, rc, "region limit reached: this client holds %" PRIu32 " regions, "
+			     "limits.per_client.max_mrs", ci.n_mrs);
+		else
+			fail(x, rc, "region limit reached: worker %u's region table is full (limits.max_mrs)",
+			     mrcd_dp_worker_index(x->w));
+	}
 	else if (rc < 0)
 		fail(x, rc, "%s", strerror(-rc));
 	else {
@@ -879,7 +894,8 @@ static void cmd_qp_create(struct mrcd_ctl_call *x)
 			fail(x, rc, "QP limit reached: this client holds %" PRIu32 " QPs, "
 			     "limits.per_client.max_qps", ci.n_qps);
 		else
-			fail(x, rc, "QP limit reached: the daemon's QP table is full (limits.max_qps)");
+			fail(x, rc, "QP limit reached: worker %u holds %u QPs, its engine's table is full "
+			     "(limits.max_qps)", mrcd_dp_worker_index(x->w), mrcd_dp_qp_count(x->w));
 		return;
 	}
 	if (rc < 0) {

@@ -204,6 +204,11 @@ static void dispatch(struct mrcd_dp *dp, struct mrcd_ctl_call *x)
 		}
 		return;
 	case MRCD_CTL_ROUTE_PICK:
+		if (r->route_key >= (int64_t)n) {
+			mrcd_ctl_fail(x, -EINVAL, "args.worker: %" PRId64 " is not a worker: the daemon has %u (0..%u)",
+				      r->route_key, n, n - 1);
+			return;
+		}
 		w = n == 1 ? dp : pick_worker(dp, r->route_key);
 		if (!w)
 			mrcd_ctl_fail(x, -EINVAL, "args.worker: the daemon has %u workers", n);

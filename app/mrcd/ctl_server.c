@@ -38,6 +38,7 @@
 #include "ctl_conn.h"
 #include "dp_client.h"
 #include "dp_log.h"
+#include "dp_selftest.h"
 #include "mrc_shm.h"
 
 #define CALL_TIMEOUT_MS 2000 /* a worker takes a call within an iteration or two */
@@ -56,9 +57,17 @@
 #define FDS_PER_CONN 3                     /* the socket and a session's two eventfds */
 #define FDS_SPARE 256                      /* DPDK, the ports, logs, selftests */
 
+/* Selftests a connection opened (without "detach") and may still hold:
+ * stopped when it closes. As many as can exist at once (MRCD_ST_MAX per
+ * worker); past that the oldest id is forgotten (the idle timeout,
+ * limits.selftest_idle_s, still ends it). */
+#define ST_OWNED (MRCD_ST_MAX * MRCD_MAX_LCORES)
+
 struct client {
 	struct mrcd_ctl_conn conn;  /* conn.fd < 0: a free slot */
 	struct mrcd_client *sess;   /* after attach: a libmrc-client session */
+	uint32_t st_ids[ST_OWNED];  /* ring of the selftests it opened */
+	unsigned n_st, st_next;
 };
 
 /* A connection turned away: its first request is read (briefly) so that
@@ -324,6 +333,25 @@ static void client_close(struct mrcd_ctl_server *s, struct client *c)
 {
 	if (c->conn.fd < 0)
 		return;
+	/* its selftests end with it: their slots, QPs and regions come back */
+	for (unsigned k = 0; k < ST_OWNED; k++) {
+		struct mrcd_ctl_req req = { .cmd = MRCD_CTL_SELFTEST_STOP };
+		char reason[MRCD_CTL_REASON_MAX];
+		json_t *res;
+		int err = 0;
+
+		if (!c->st_ids[k])
+			continue;
+		req.st.id = c->st_ids[k];
+		req.route_key = c->st_ids[k];
+		res = mrcd_ctl_execute(s->dp, &req, NULL, &err, reason, sizeof(reason));
+		json_decref(res);
+		if (err == 0)
+			MRCD_LOG(INFO, ctl, "selftest %u stopped: the control connection that opened it closed\n",
+				 c->st_ids[k]);
+		c->st_ids[k] = 0;
+	}
+	c->n_st = 0;
 	if (c->sess) {
 		struct mrcd_client_info ci;
 
@@ -493,6 +521,41 @@ static json_t *control_json(struct mrcd_ctl_server *s, uint64_t now)
 	return o;
 }
 
+/* Note the selftests @c opens (stopped when it closes) and forget the ones
+ * it stops. */
+static void track_selftest(struct client *c, const struct mrcd_ctl_req *req, const json_t *res)
+{
+	json_int_t id;
+
+	switch (req->cmd) {
+	case MRCD_CTL_SELFTEST_LISTEN:
+	case MRCD_CTL_SELFTEST_START:
+		if (req->cmd == MRCD_CTL_SELFTEST_LISTEN ? req->st_listen.detach : req->st_start.detach)
+			return;
+		id = json_integer_value(json_object_get(res, "id"));
+		if (id <= 0 || id > UINT32_MAX)
+			return;
+		for (unsigned k = 0; k < ST_OWNED; k++)
+			if (!c->st_ids[k]) {
+				c->st_ids[k] = (uint32_t)id;
+				c->n_st++;
+				return;
+			}
+		c->st_ids[c->st_next] = (uint32_t)id; /* full: the oldest is forgotten */
+		c->st_next = (c->st_next + 1) % ST_OWNED;
+		return;
+	case MRCD_CTL_SELFTEST_STOP:
+		for (unsigned k = 0; k < ST_OWNED; k++)
+			if (c->st_ids[k] == req->st.id) {
+				c->st_ids[k] = 0;
+				c->n_st--;
+			}
+		return;
+	default:
+		return;
+	}
+}
+
 static void handle_line(struct mrcd_ctl_server *s, struct client *c, const char *line, size_t len,
 			uint64_t now)
 {
@@ -523,6 +586,8 @@ static void handle_line(struct mrcd_ctl_server *s, struct client *c, const char 
 	}
 	if (err)
 		s->st.errors++;
+	else
+		track_selftest(c, &req, res);
 	out = reply_line(&req, res, err, reason);
 	json_decref(res);
 	if (out) {
@@ -779,6 +844,8 @@ static void accept_new(struct mrcd_ctl_server *s, int which, uint64_t now)
 			continue;
 		}
 		s->c[i].sess = NULL;
+		memset(s->c[i].st_ids, 0, sizeof(s->c[i].st_ids));
+		s->c[i].n_st = s->c[i].st_next = 0;
 		s->st.accepted++;
 		s->n_open++;
 		if (!p.admin)

@@ -575,13 +575,25 @@ static void engine_fire(void *ctx, struct mrcp_timer *t)
 	struct qp *qp = &e->qps[t->owner - 1];
 	if (!qp->used)
 		return;
+	const struct cc_inst *cc = qp->cc;
+	uint64_t inflight = cc != NULL ? cc->inflight : 0;
+	uint64_t cwnd = cc != NULL ? cc->ops->cwnd(cc->priv) : 0;
+
 	mrcp__req_on_timer(e, qp);
 	mrcp__qp_arm(e, qp);
 	if (mrcp__req_has_work(qp))
 		mrcp__qp_ready(e, qp);
-	/* an RTO round re-synced the shared window (or the QP failed) */
-	if (qp->cc != NULL && qp->cc->users > 1)
-		mrcp__cc_wake(e, qp->cc, qp->peer);
+	/* An RTO round that re-synced the shared window (bytes left it, or it
+	 * grew) opened it for every QP toward the peer (a QP that failed woke
+	 * them as its bytes left, qp.c). A timer that left the window as it
+	 * was (a re-arm, a silent round's probe) did not: waking them would
+	 * give each a turn that finds the window shut, per timer - with
+	 * thousands of QPs on one peer, loops long enough that every timer
+	 * looks like it fell inside a local stall (D65) and is re-armed, not
+	 * fired: no RTO ever ran. */
+	if (cc != NULL && qp->cc == cc && cc->users > 1 &&
+	    (cc->inflight < inflight || cc->ops->cwnd(cc->priv) > cwnd))
+		mrcp__cc_wake(e, cc, qp->peer);
 }
 
 uint64_t mrcp_next_deadline(const struct mrcp_engine *e)
@@ -912,6 +924,11 @@ int mrcp__check_invariants(const struct mrcp_engine *e, char *why, size_t why_le
 }
 
 /* ---- counters ------------------------------------------------------------------ */
+
+uint32_t mrcp_engine_qp_slots(const struct mrcp_engine *e)
+{
+	return 1u << e->qp_slot_bits;
+}
 
 void mrcp_engine_mem(const struct mrcp_engine *e, struct mrcp_engine_mem *out)
 {

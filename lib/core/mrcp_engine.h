@@ -573,6 +573,10 @@ struct mrcp_engine_mem {
 	uint32_t qps;             /**< QPs in use */
 };
 void mrcp_engine_mem(const struct mrcp_engine *e, struct mrcp_engine_mem *out);
+/** The size of the engine's QP table: a power of two, at least max_qps. The
+ *  slot of a local QPN q is q & (slots - 1), one QP at a time: a caller may
+ *  keep its own per-QP table indexed so. */
+uint32_t mrcp_engine_qp_slots(const struct mrcp_engine *e);
 
 /** @return 0, -ENOENT. */
 int mrcp_qp_info(const struct mrcp_engine *e, uint32_t qpn, struct mrcp_qp_info *out);

@@ -800,6 +800,7 @@ static int limits_per_client(struct ctx *c, const yaml_node_t *v, void *base)
 {
 	static const struct field f[] = {
 		FLD_UINT("max_qps", struct mrcd_config, limits.per_client.max_qps, 1, 1u << 16),
+		FLD_UINT("max_mrs", struct mrcd_config, limits.per_client.max_mrs, 1, MRCD_CFG_CLIENT_MRS_MAX),
 		FLD_UINT("max_mem_mb", struct mrcd_config, limits.per_client.max_mem_mb, 1, 1u << 20),
 		FLD_UINT("max_wrs", struct mrcd_config, limits.per_client.max_wrs, 1, 1u << 24),
 	};
@@ -813,6 +814,7 @@ static int sec_limits(struct ctx *c, const yaml_node_t *v, void *base)
 		FLD_UINT("max_qps", struct mrcd_config, limits.max_qps, 1, 1u << 16),
 		FLD_UINT("max_mrs", struct mrcd_config, limits.max_mrs, 1, 1u << 24),
 		FLD_UINT("max_peers", struct mrcd_config, limits.max_peers, 1, 1u << 16),
+		FLD_UINT("selftest_idle_s", struct mrcd_config, limits.selftest_idle_s, 1, 86400),
 		FLD_FN("per_client", limits_per_client),
 	};
 

@@ -594,6 +594,7 @@ static int parse_st_listen(struct ctx *c, const json_t *args, struct mrcd_ctl_re
 	RET_IF_ERR(get_int(c, args, "worker", false, 0, MRCD_CTL_MAX_WORKERS - 1, &x));
 	req->st_listen.worker = (int)x;
 	req->route_key = x;
+	RET_IF_ERR(get_bool(c, args, "detach", false, &req->st_listen.detach));
 	return 0;
 }
 
@@ -616,6 +617,7 @@ static int parse_st_start(struct ctx *c, const json_t *args, struct mrcd_ctl_req
 	RET_IF_ERR(get_int(c, args, "worker", false, 0, MRCD_CTL_MAX_WORKERS - 1, &bytes));
 	req->st_start.worker = (int)bytes;
 	req->route_key = bytes;
+	RET_IF_ERR(get_bool(c, args, "detach", false, &req->st_start.detach));
 	return 0;
 }
 
@@ -712,9 +714,9 @@ static const char *const keys_ev_deny[] = {"qpn", "ev", "deny", NULL};
 static const char *const keys_port_admin[] = {"port", "up", NULL};
 static const char *const keys_log_level[] = {"level", "type", NULL};
 static const char *const keys_ev_probe[] = {"node", "port", "ev", NULL};
-static const char *const keys_st_listen[] = {"region_bytes", "worker", NULL};
+static const char *const keys_st_listen[] = {"region_bytes", "worker", "detach", NULL};
 static const char *const keys_st_start[] = {"peer_info", "bytes", "msg_size", "window",
-					    "op", "worker", NULL};
+					    "op", "worker", "detach", NULL};
 static const char *const keys_st_accept[] = {"id", "peer_info", NULL};
 static const char *const keys_st_id[] = {"id", NULL};
 

@@ -74,10 +74,13 @@ void mrcd_config_defaults(struct mrcd_config *c)
 	c->control.admin_reserved = 8;
 	c->control.idle_timeout_s = 60;
 	c->telemetry.enabled = true;
-	c->limits.max_qps = 256;
+	/* 64 clients at their per-client defaults fit (docs/configuration.md) */
+	c->limits.max_qps = 16384;
 	c->limits.max_mrs = 1024;
 	c->limits.max_peers = 64;
+	c->limits.selftest_idle_s = 60;
 	c->limits.per_client.max_qps = 64;
+	c->limits.per_client.max_mrs = 8;
 	c->limits.per_client.max_mem_mb = 1024;
 	c->limits.per_client.max_wrs = 4096;
 }
@@ -371,6 +374,9 @@ static int validate(struct ctx *c, struct mrcd_config *cfg)
 	if (cfg->limits.per_client.max_qps > cfg->limits.max_qps)
 		return cfg_fail_at(c, "limits.per_client.max_qps", "limits", "%u is above limits.max_qps %u",
 			       cfg->limits.per_client.max_qps, cfg->limits.max_qps);
+	if (cfg->limits.per_client.max_mrs > cfg->limits.max_mrs)
+		return cfg_fail_at(c, "limits.per_client.max_mrs", "limits", "%u is above limits.max_mrs %u",
+			       cfg->limits.per_client.max_mrs, cfg->limits.max_mrs);
 	return 0;
 }
 

@@ -29,6 +29,7 @@
 #define MRCD_GROUP_MAX 64             /* group name, incl. NUL */
 #define MRCD_MAX_LCORES 4             /* worker lcores: one engine each, D63 (MRCP_SHARDS) */
 #define MRCD_LCORE_ID_MAX 1023        /* highest lcore id accepted */
+#define MRCD_CFG_CLIENT_MRS_MAX 256   /* limits.per_client.max_mrs: a session's region table (MRCD_CLIENT_MAX_MRS) */
 #define MRCD_CONFIG_MAX_DEPTH 32      /* nesting levels of mappings and lists (ours use 5) */
 #define MRCD_SRV6_MAX_USIDS 6         /* uSIDs in an F3216 DA (§2.3) */
 #define MRCD_MAX_ROUTES 16            /* static routes per port */
@@ -202,11 +203,13 @@ struct mrcd_config {
 	} telemetry;
 
 	struct {
-		uint32_t max_qps;     /**< QPs per daemon */
-		uint32_t max_mrs;     /**< registered regions per daemon */
+		uint32_t max_qps;     /**< QPs per worker engine */
+		uint32_t max_mrs;     /**< registered regions per worker engine */
 		uint32_t max_peers;   /**< peer nodes */
+		uint32_t selftest_idle_s; /**< a selftest nothing touched this long is freed */
 		struct {
 			uint32_t max_qps;     /**< QPs per client */
+			uint32_t max_mrs;     /**< registered regions per client */
 			uint32_t max_mem_mb;  /**< shared arena per client, MiB */
 			uint32_t max_wrs;     /**< outstanding work requests per client */
 		} per_client;

@@ -108,8 +108,8 @@ enum mrcd_ctl_combine {
 	X(LOG_LEVEL, log_level, log_level, DAEMON, ONE, ADMIN, "set the log level: args {level, type?}") \
 	X(EV_PROBE, ev_probe, ev_probe, PEER, ONE, ADMIN, "probe one EV to a peer: args {node, port, ev}") \
 	X(PROBES, probes, none, ALL, LIST, ADMIN, "the latest EV probe results")       \
-	X(SELFTEST_LISTEN, selftest_listen, st_listen, PICK, ONE, ADMIN, "selftest: open a receiving side: args {region_bytes?, worker?}") \
-	X(SELFTEST_START, selftest_start, st_start, PICK, ONE, ADMIN, "selftest: open a sending side: args {peer_info, bytes, ..., worker?}") \
+	X(SELFTEST_LISTEN, selftest_listen, st_listen, PICK, ONE, ADMIN, "selftest: open a receiving side: args {region_bytes?, worker?, detach?}") \
+	X(SELFTEST_START, selftest_start, st_start, PICK, ONE, ADMIN, "selftest: open a sending side: args {peer_info, bytes, ..., worker?, detach?}") \
 	X(SELFTEST_ACCEPT, selftest_accept, st_accept, SELFTEST, ONE, ADMIN, "selftest: connect a receiving side: args {id, peer_info}") \
 	X(SELFTEST_RUN, selftest_run, st_id, SELFTEST, ONE, ADMIN, "selftest: begin sending: args {id}") \
 	X(SELFTEST_STATUS, selftest_status, st_id, SELFTEST, ONE, ADMIN, "selftest: progress and results: args {id}") \
@@ -190,6 +190,7 @@ struct mrcd_ctl_req {
 		struct {                         /**< SELFTEST_LISTEN */
 			uint64_t region_bytes;   /**< default 64 MiB; 1 MiB..1 GiB */
 			int worker;              /**< "worker": 0..3, -1 (absent) = the least busy */
+			bool detach;             /**< "detach": outlive the control connection */
 		} st_listen;
 		struct {                         /**< SELFTEST_START */
 			uint8_t peer_info[MRCD_CTL_CONN_INFO_LEN]; /**< from "peer_info": 416 hex digits */
@@ -198,6 +199,7 @@ struct mrcd_ctl_req {
 			uint32_t window;         /**< messages in flight, default 16; 1..256 */
 			enum mrcd_ctl_op op;     /**< "write_imm" (default), "write", "mixed" */
 			int worker;              /**< "worker": 0..3, -1 (absent) = the least busy */
+			bool detach;             /**< "detach": outlive the control connection */
 		} st_start;
 		struct {                         /**< SELFTEST_ACCEPT */
 			uint32_t id;

@@ -162,6 +162,38 @@ TEST(config, default__loads_and_validates)
 	mrcd_config_free(&c);
 }
 
+/* The per-client defaults leave room for 64 clients in the totals, and the
+ * limits section's new keys parse and are checked against each other. */
+TEST(config, limits__room_for_64_clients)
+{
+	static const char y[] =
+		"ports: [{name: p, devargs: net_null0, ipv4: 10.0.0.1/24}]\n"
+		"limits: {max_mrs: 64, selftest_idle_s: 5, per_client: {max_mrs: 65}}\n";
+	struct mrcd_config c;
+	char err[256];
+
+	ASSERT_EQ(0, mrcd_config_load_string("d", mrcd_config_default_yaml, &c, NULL, 0));
+	ASSERT_TRUE(64u * c.limits.per_client.max_qps <= c.limits.max_qps);
+	ASSERT_TRUE(64u * c.limits.per_client.max_mrs <= c.limits.max_mrs);
+	ASSERT_TRUE(c.limits.max_qps >= 10000u);      /* the design target, one worker */
+	ASSERT_EQ(60u, c.limits.selftest_idle_s);
+	mrcd_config_free(&c);
+	ASSERT_EQ(-EINVAL, mrcd_config_load_string("a.yaml", y, &c, err, sizeof(err)));
+	ASSERT_STREQ("a.yaml:2: limits.per_client.max_mrs: 65 is above limits.max_mrs 64", err);
+	mrcd_config_free(&c);
+	ASSERT_EQ(0, mrcd_config_load_string("a.yaml",
+		"ports: [{name: p, devargs: net_null0, ipv4: 10.0.0.1/24}]\n"
+		"limits: {selftest_idle_s: 5, per_client: {max_mrs: 256}}\n", &c, err, sizeof(err)));
+	ASSERT_EQ(5u, c.limits.selftest_idle_s);
+	ASSERT_EQ(256u, c.limits.per_client.max_mrs);
+	mrcd_config_free(&c);
+	ASSERT_EQ(-EINVAL, mrcd_config_load_string("a.yaml",
+		"ports: [{name: p, devargs: net_null0, ipv4: 10.0.0.1/24}]\n"
+		"limits: {max_mrs: 4096, per_client: {max_mrs: 257}}\n", &c, err, sizeof(err)));
+	ASSERT_STREQ("a.yaml:2: limits.per_client.max_mrs: 257 is out of range 1..256", err);
+	mrcd_config_free(&c);
+}
+
 TEST(config, default__to_engine)
 {
 	struct mrcd_config c;
@@ -185,7 +217,7 @@ TEST(config, default__to_engine)
 	ASSERT_U64_EQ(12000, e.base_rtt_ns);
 	ASSERT_STREQ("nscc", e.cc);
 	ASSERT_FALSE(e.cc_per_qp);
-	ASSERT_EQ(256u, e.max_qps);
+	ASSERT_EQ(16384u, e.max_qps);
 	mrcd_config_to_frame_rx(&c, &rx);
 	ASSERT_EQ(4791, rx.udp_port);
 	ASSERT_FALSE(rx.accept_alt_port);

@@ -927,6 +927,24 @@ TEST(ctl, selftest_listen__parses)
 		   0, MRCD_CTL_MAX_WORKERS - 1, true, true);
 }
 
+/* "detach": the selftest outlives the connection that opened it (only the
+ * idle timeout ends it); absent, the connection's end stops it */
+TEST(ctl, selftest_detach__parses)
+{
+	make_info();
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_listen'}"));
+	ASSERT_FALSE(r.st_listen.detach);
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_listen','args':{'detach':true}}"));
+	ASSERT_TRUE(r.st_listen.detach);
+	ASSERT_BAD(req("{'v':1,'cmd':'selftest_listen','args':{'detach':1}}"),
+		   "args.detach: must be true or false, not an integer");
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_start','args':{'peer_info':'%s','bytes':1000}}", hex416));
+	ASSERT_FALSE(r.st_start.detach);
+	ASSERT_OK(req("{'v':1,'cmd':'selftest_start','args':{'peer_info':'%s','bytes':1000,'detach':true}}",
+		      hex416));
+	ASSERT_TRUE(r.st_start.detach);
+}
+
 TEST(ctl, selftest_start__minimal_defaults)
 {
 	make_info();

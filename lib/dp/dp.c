@@ -260,6 +260,14 @@ int mrcd_dp_create(const struct mrcd_dp_config *config, struct mrcd_dp **out, ch
 			snprintf(err, errlen, "engine: %s", strerror(-rc));
 			goto fail;
 		}
+		/* an owner row per QP slot: every QP the engine takes can be owned */
+		dp->owner_mask = mrcp_engine_qp_slots(dp->eng) - 1;
+		dp->owners = calloc(dp->owner_mask + 1, sizeof(*dp->owners));
+		if (!dp->owners) {
+			rc = -ENOMEM;
+			snprintf(err, errlen, "engine: QP owner table of %u rows: out of memory", dp->owner_mask + 1);
+			goto fail;
+		}
 		dp->start_ns = mrcd_dp_now_ns();
 	}
 	/* the tables were read above; the copy keeps no pointer to them */
@@ -297,6 +305,8 @@ static void worker_free(struct mrcd_dp *dp)
 	mrcd__clients_free(dp);     /* the sessions were stopped by the control side */
 	if (dp->eng)
 		mrcp_engine_destroy(dp->eng);
+	free(dp->owners);
+	dp->owners = NULL;
 	if (dp->neigh)
 		mrcd_neigh_destroy(dp->neigh);
 	if (dp->faults)
@@ -355,27 +365,33 @@ int mrcd_dp_own_qp(struct mrcd_dp *dp, uint32_t qpn,
 		   void (*on_event)(struct mrcd_dp *, void *, const struct mrcp_event *),
 		   void *ctx)
 {
-	for (unsigned i = 0; i < MRCD_DP_MAX_OWNERS; i++)
-		if (dp->owners[i].qpn == 0) {
-			dp->owners[i] = (struct mrcd_dp_qp_owner){ qpn, on_wc, on_event, ctx };
-			return 0;
-		}
-	return -ENOSPC;
+	struct mrcd_dp_qp_owner *o;
+
+	if (!dp->owners)
+		return -ENOMEM;
+	o = &dp->owners[qpn & dp->owner_mask];
+	if (o->qpn != 0)
+		return -EEXIST;
+	*o = (struct mrcd_dp_qp_owner){ qpn, on_wc, on_event, ctx };
+	dp->n_owned++;
+	return 0;
 }
 
 void mrcd_dp_disown_qp(struct mrcd_dp *dp, uint32_t qpn)
 {
-	for (unsigned i = 0; i < MRCD_DP_MAX_OWNERS; i++)
-		if (dp->owners[i].qpn == qpn)
-			dp->owners[i].qpn = 0;
+	struct mrcd_dp_qp_owner *o = dp->owners ? &dp->owners[qpn & dp->owner_mask] : NULL;
+
+	if (o && qpn != 0 && o->qpn == qpn) {
+		o->qpn = 0;
+		dp->n_owned--;
+	}
 }
 
 struct mrcd_dp_qp_owner *mrcd__owner_of(struct mrcd_dp *dp, uint32_t qpn)
 {
-	for (unsigned i = 0; i < MRCD_DP_MAX_OWNERS; i++)
-		if (dp->owners[i].qpn == qpn)
-			return &dp->owners[i];
-	return NULL;
+	struct mrcd_dp_qp_owner *o = dp->owners ? &dp->owners[qpn & dp->owner_mask] : NULL;
+
+	return o && qpn != 0 && o->qpn == qpn ? o : NULL;
 }
 
 int mrcd_dp_add_hook(struct mrcd_dp *dp, mrcd_dp_hook fn, void *arg)
@@ -423,11 +439,12 @@ struct mrcd_dp *mrcd_dp_of_qpn(struct mrcd_dp *dp, uint32_t qpn)
 
 unsigned mrcd_dp_qp_count(const struct mrcd_dp *w)
 {
-	unsigned n = 0;
+	return w->n_owned;
+}
 
-	for (unsigned i = 0; i < MRCD_DP_MAX_OWNERS; i++)
-		n += w->owners[i].qpn != 0;
-	return n;
+unsigned mrcd_dp_qp_slots(const struct mrcd_dp *w)
+{
+	return w->owners ? w->owner_mask + 1 : 0;
 }
 
 int mrcd_dp_doorbell(const struct mrcd_dp *w)
@@ -451,7 +468,7 @@ unsigned mrcd_dp_qps(struct mrcd_dp *w, uint32_t *qpns, unsigned max)
 {
 	unsigned n = 0;
 
-	for (unsigned i = 0; i < MRCD_DP_MAX_OWNERS && n < max; i++)
+	for (unsigned i = 0; w->owners && i <= w->owner_mask && n < max; i++)
 		if (w->owners[i].qpn)
 			qpns[n++] = w->owners[i].qpn;
 	return n;
@@ -489,7 +506,7 @@ void mrcd__qp_closing(struct mrcd_dp *dp, uint32_t qpn)
 void mrcd_dp_live_qps(struct mrcd_dp *w, struct mrcd_dp_live_qps *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (unsigned i = 0; i < MRCD_DP_MAX_OWNERS; i++) {
+	for (unsigned i = 0; w->owners && i <= w->owner_mask; i++) {
 		const struct mrcp_ev_set *evs;
 
 		if (!w->owners[i].qpn || !(evs = qp_sum(w, w->owners[i].qpn, &out->sum)))

@@ -33,7 +33,6 @@
 
 #define MRCD_DP_PROBES 64 /* EV probe results kept per worker (mrcctl probes) */
 #define MRCD_DP_PEERS 16  /* peers whose port-status mask a worker keeps */
-#define MRCD_DP_MAX_OWNERS 256 /* QPs with an owner (mrcd_dp_own_qp), per worker */
 #define MRCD_NEIGH_TABLE_ENTRIES 1024 /* each worker's neighbour table (dp_neigh.h) */
 
 /* Per-port datapath counters: X(name, description). */
@@ -87,7 +86,8 @@ struct mrcd_dp_port_counters {
 	X(handover_out, "frames steered to the worker that owns their QP")     \
 	X(handover_in, "frames other workers steered here")                    \
 	X(handover_drop, "frames dropped: the owner's hand-over ring was full") \
-	X(node_copies, "endpoint/ARP/NDP frames copied to every other worker")
+	X(node_copies, "endpoint/ARP/NDP frames copied to every other worker") \
+	X(selftests_expired, "selftests freed after limits.selftest_idle_s untouched")
 
 struct mrcd_dp_worker_counters {
 #define X(n, d) uint64_t n;
@@ -271,6 +271,9 @@ int mrcd_dp_port_status(struct mrcd_dp *w, unsigned port, struct mrcd_dp_port_st
 unsigned mrcd_dp_neighbours(struct mrcd_dp *w, struct mrcd_neigh_entry *out, unsigned max);
 /** The QPNs with an owner on @w, in a stable order. @return how many (at most @max). */
 unsigned mrcd_dp_qps(struct mrcd_dp *w, uint32_t *qpns, unsigned max);
+/** The most QPs worker @w can own: its engine's QP slots (mrcd_dp_qps' @max
+ *  for every one). */
+unsigned mrcd_dp_qp_slots(const struct mrcd_dp *w);
 /** Sum worker @w's live QPs (the ones mrcd_dp_qps lists) and count their
  *  EVs per plane by state and pool. */
 void mrcd_dp_live_qps(struct mrcd_dp *w, struct mrcd_dp_live_qps *out);
@@ -279,7 +282,9 @@ void mrcd_dp_live_qps(struct mrcd_dp *w, struct mrcd_dp_live_qps *out);
 int mrcd_dp_port_admin(struct mrcd_dp *w, unsigned port, bool up, uint64_t now_ns);
 
 /** Route @qpn's completions and events to @on_wc / @on_event with @ctx.
- *  @return 0, -ENOSPC (every owner slot used). */
+ *  The owner table has a row per engine QP slot (mrcp_engine_qp_slots), so
+ *  every QP the engine can hold (limits.max_qps) can have an owner.
+ *  @return 0, -EEXIST (@qpn's slot has an owner: a QP not destroyed). */
 int mrcd_dp_own_qp(struct mrcd_dp *dp, uint32_t qpn,
 		   void (*on_wc)(struct mrcd_dp *, void *, const struct mrcp_wc *),
 		   void (*on_event)(struct mrcd_dp *, void *, const struct mrcp_event *),

@@ -59,7 +59,8 @@ struct mrcd_client {
 	uint64_t va_base;
 	uint32_t pd;               /* D67: the session's protection domain (worker) */
 	/* limits */
-	uint32_t max_qps, max_wrs;
+	uint32_t max_qps, max_wrs, max_mrs;
+	unsigned n_mrs;
 	/* state (worker) */
 	struct mrcd_client_mr mrs[MRCD_CLIENT_MAX_MRS];
 	struct mrcd_wr_mr chk[MRCD_CLIENT_MAX_MRS]; /* the same regions, for mrcd_wr_check */
@@ -128,6 +129,8 @@ int mrcd_client_create(struct mrcd_dp *w, uint32_t id, uint64_t heap_bytes,
 	c->cq_efd = -1;
 	c->max_qps = cfg->per_client.max_qps;
 	c->max_wrs = cfg->per_client.max_wrs;
+	c->max_mrs = cfg->per_client.max_mrs && cfg->per_client.max_mrs < MRCD_CLIENT_MAX_MRS ?
+		     cfg->per_client.max_mrs : MRCD_CLIENT_MAX_MRS;
 	c->va_base = (uint64_t)id << MRCD_CLIENT_VA_SHIFT;
 	c->qpns = calloc(c->max_qps, sizeof(*c->qpns));
 	c->wrs = calloc(c->max_wrs, sizeof(*c->wrs));
@@ -577,6 +580,7 @@ static void client_detach(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t no
 			c->mrs[i].used = false;
 			c->chk[i].used = false;
 		}
+	c->n_mrs = 0;
 	mrcp_pd_free(dp->eng, c->pd); /* empty now */
 	if (!l)
 		return;
@@ -596,6 +600,8 @@ int mrcd_client_reg_mr(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t ofs, 
 
 	if (!mrc_shm_view_heap_ptr(&c->view, ofs, len))
 		return -EINVAL;
+	if (c->n_mrs >= c->max_mrs)
+		return -ENOSPC; /* limits.per_client.max_mrs */
 	for (i = 0; i < MRCD_CLIENT_MAX_MRS; i++)
 		if (!c->mrs[i].used)
 			break;
@@ -607,6 +613,7 @@ int mrcd_client_reg_mr(struct mrcd_dp *dp, struct mrcd_client *c, uint64_t ofs, 
 	if (rc < 0)
 		return rc;
 	c->mrs[i] = (struct mrcd_client_mr){ true, *lkey, *rkey, ofs, len, access };
+	c->n_mrs++;
 	c->chk[i] = (struct mrcd_wr_mr){ true, *lkey, ofs, len };
 	memset(&d, 0, sizeof(d));
 	d.ofs = ofs;
@@ -632,6 +639,7 @@ int mrcd_client_dereg_mr(struct mrcd_dp *dp, struct mrcd_client *c, uint32_t lke
 				return rc;
 			c->mrs[i].used = false;
 			c->chk[i].used = false;
+			c->n_mrs--;
 			mrc_shm_region_clear(&c->view, i);
 			return 0;
 		}
@@ -725,6 +733,8 @@ void mrcd_client_info(const struct mrcd_client *c, struct mrcd_client_info *out)
 	out->doorbell_fd = c->dp->doorbell;
 	out->n_qps = c->n_qps;
 	out->max_qps = c->max_qps;
+	out->n_mrs = c->n_mrs;
+	out->max_mrs = c->max_mrs;
 }
 
 struct mrcd_dp *mrcd_client_worker(const struct mrcd_client *c)

@@ -37,6 +37,7 @@ struct mrcd_client_info {
 	int cq_fd;                 /**< eventfd the daemon writes for a sleeping client */
 	int doorbell_fd;           /**< eventfd the client writes: the worker's doorbell */
 	uint32_t n_qps, max_qps;   /**< QPs held, and limits.per_client.max_qps */
+	uint32_t n_mrs, max_mrs;   /**< regions held, and limits.per_client.max_mrs */
 };
 
 /* ---- control thread ---- */

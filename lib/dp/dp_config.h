@@ -96,7 +96,11 @@ struct mrcd_dp_config {
 		uint32_t max_qps;     /**< QPs */
 		uint32_t max_mem_mb;  /**< shared arena, MiB */
 		uint32_t max_wrs;     /**< outstanding work requests */
+		uint32_t max_mrs;     /**< registered regions, at most MRCD_CLIENT_MAX_MRS; 0 = that */
 	} per_client;
+	/** a selftest that no command, completion or event touched for this
+	 *  long is freed by its worker; 0 = 60 s */
+	uint32_t selftest_idle_s;
 };
 
 #endif

@@ -127,7 +127,9 @@ struct mrcd_dp {
 	struct mrcd_mailbox mb;    /**< control calls into this worker (mrcd_dp_call) */
 	bool mb_ready;             /**< mb was initialised */
 
-	struct mrcd_dp_qp_owner owners[MRCD_DP_MAX_OWNERS];
+	struct mrcd_dp_qp_owner *owners; /**< one per engine QP slot: owners[qpn & owner_mask] */
+	uint32_t owner_mask;
+	unsigned n_owned;          /**< rows with an owner (read racily by the control side) */
 	struct { mrcd_dp_hook fn; void *arg; } hooks[MRCD_DP_MAX_HOOKS];
 	unsigned n_hooks;
 

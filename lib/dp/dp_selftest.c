@@ -30,6 +30,7 @@ struct st {
 	uint64_t msgs_done, bytes_done, imm_msgs;
 	uint64_t t_start, t_end;
 	uint64_t verify_errors, ev_transitions;
+	uint64_t last_ns;          /* a command, completion or event touched it */
 	char error[128];
 };
 
@@ -37,7 +38,11 @@ struct st_table {
 	struct st st[MRCD_ST_MAX];
 	uint32_t next_id;
 	bool hooked;
+	uint64_t idle_ns;          /* limits.selftest_idle_s */
+	uint64_t next_sweep_ns;
 };
+
+#define ST_SWEEP_NS 100000000ull   /* idle selftests are looked for every 100 ms */
 
 static const char *const state_names[] = {
 #define X(e, s) s,
@@ -137,6 +142,7 @@ static struct st_table *table(struct mrcd_dp *dp, bool create)
 		if (!t)
 			return NULL;
 		t->next_id = 1;
+		t->idle_ns = (uint64_t)(dp->cfg->selftest_idle_s ? dp->cfg->selftest_idle_s : 60) * 1000000000ull;
 		dp->selftests = t;
 	}
 	return dp->selftests;
@@ -201,6 +207,7 @@ static void on_wc(struct mrcd_dp *dp, void *ctx, const struct mrcp_wc *wc)
 	struct st *s = ctx;
 	uint64_t now = mrcd_dp_now_ns();
 
+	s->last_ns = now;
 	if (wc->status != MRCP_WC_SUCCESS) {
 		if (s->state != MRCD_ST_DONE)
 			fail(s, now, "completion error", mrcp_wc_status_str(wc->status));
@@ -245,6 +252,7 @@ static void on_event(struct mrcd_dp *dp, void *ctx, const struct mrcp_event *ev)
 	struct st *s = ctx;
 
 	(void)dp;
+	s->last_ns = ev->now_ns;
 	if (ev->type == MRCP_EVENT_EV_STATE)
 		s->ev_transitions++;
 	else if (ev->type == MRCP_EVENT_QP_ERROR)
@@ -257,6 +265,22 @@ static bool st_hook(struct mrcd_dp *dp, void *arg, uint64_t now)
 	struct st_table *t = arg;
 	bool work = false;
 
+	if (now >= t->next_sweep_ns) {
+		/* a selftest nobody stopped (its control connection gone, a
+		 * listener never accepted) gives its slot, QP and region back */
+		t->next_sweep_ns = now + ST_SWEEP_NS;
+		for (unsigned k = 0; k < MRCD_ST_MAX; k++) {
+			struct st *s = &t->st[k];
+
+			if (!s->used || now - s->last_ns <= t->idle_ns)
+				continue;
+			MRCD_LOG(NOTICE, dp, "selftest %u (%s, %s): untouched for %llu s (limits.selftest_idle_s): freed\n",
+				 s->id, s->role == MRCD_ST_SENDER ? "sender" : "receiver",
+				 mrcd_st_state_name(s->state), (unsigned long long)((now - s->last_ns) / 1000000000ull));
+			st_free(dp, s, now);
+			dp->wc.selftests_expired++;
+		}
+	}
 	for (unsigned k = 0; k < MRCD_ST_MAX; k++) {
 		struct st *s = &t->st[k];
 
@@ -376,6 +400,7 @@ int mrcd_st_listen(struct mrcd_dp *dp, uint64_t region_bytes, uint64_t now,
 		return -ENOSPC;
 	s->role = MRCD_ST_RECEIVER;
 	s->state = MRCD_ST_LISTENING;
+	s->last_ns = now;
 	rc = st_setup(dp, s, region_bytes, MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE);
 	if (rc == 0)
 		rc = encode_info(dp, s, (uint64_t)(uintptr_t)s->buf, region_bytes, s->rkey, info);
@@ -409,6 +434,7 @@ int mrcd_st_start(struct mrcd_dp *dp, const uint8_t peer[MRCP_CONN_INFO_LEN], ui
 		return -ENOSPC;
 	s->role = MRCD_ST_SENDER;
 	s->state = MRCD_ST_CONNECTED;
+	s->last_ns = now;
 	s->op = (uint8_t)op;
 	s->bytes = bytes;
 	s->msg_size = msg_size;
@@ -438,6 +464,7 @@ int mrcd_st_accept(struct mrcd_dp *dp, uint32_t id, const uint8_t peer[MRCP_CONN
 
 	if (!s)
 		return -ENOENT;
+	s->last_ns = now;
 	if (s->role != MRCD_ST_RECEIVER || s->state != MRCD_ST_LISTENING)
 		return -EPERM;
 	rc = mrcp_conn_info_decode(peer, MRCP_CONN_INFO_LEN, &ci);
@@ -466,6 +493,7 @@ int mrcd_st_run(struct mrcd_dp *dp, uint32_t id, uint64_t now)
 
 	if (!s)
 		return -ENOENT;
+	s->last_ns = now;
 	if (s->role != MRCD_ST_SENDER || s->state != MRCD_ST_CONNECTED)
 		return -EPERM;
 	s->state = MRCD_ST_RUNNING;
@@ -480,6 +508,7 @@ int mrcd_st_status(struct mrcd_dp *dp, uint32_t id, uint64_t now, struct mrcd_st
 
 	if (!s)
 		return -ENOENT;
+	s->last_ns = now;
 	memset(o, 0, sizeof(*o));
 	o->id = s->id;
 	o->role = s->role;

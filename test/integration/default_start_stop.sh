@@ -37,7 +37,7 @@ check "selftest_run of no selftest: one 'selftest_run:'" \
 check "ev_deny of no QP names the QPN" \
 	reason "mrcctl: ev_deny: args.qpn: no QP 77 (ENOENT)" ev-deny qpn=77 ev=1
 # a QP with EVs: a selftest's receiving side
-"$MRCCTL" -s "$sock" --json selftest_listen region_bytes=1048576 > "$T/listen.json"
+"$MRCCTL" -s "$sock" --json selftest_listen region_bytes=1048576 detach=true > "$T/listen.json"
 qpn=$("$MRCCTL" -s "$sock" --json qps | jget 'd[0]["qpn"]')
 check "ev_deny of an EV the QP lacks: args.ev, once (was ev_deny: ev_deny: Invalid argument)" \
 	reason "mrcctl: ev_deny: args.ev: QP $qpn has no EV 134217727 (EINVAL)" ev-deny qpn="$qpn" ev=0x7ffffff

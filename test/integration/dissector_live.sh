@@ -126,9 +126,9 @@ capture_stop() { # capture_stop NAME: stop both, merge into NAME.pcapng
 # not yet sending); sets ST_A and ST_B
 selftest_open() {
 	local lj sj
-	lj=$(ctlj b selftest_listen region_bytes=16777216) || return 1
+	lj=$(ctlj b selftest_listen region_bytes=16777216 detach=true) || return 1
 	ST_B=$(jget 'd["id"]' <<< "$lj")
-	sj=$(ctlj a selftest_start peer_info="$(jget 'd["info"]' <<< "$lj")" bytes="$1" msg_size=65536 window=8) || return 1
+	sj=$(ctlj a selftest_start peer_info="$(jget 'd["info"]' <<< "$lj")" bytes="$1" msg_size=65536 window=8 detach=true) || return 1
 	ST_A=$(jget 'd["id"]' <<< "$sj")
 	ctl b selftest_accept id="$ST_B" peer_info="$(jget 'd["info"]' <<< "$sj")" > /dev/null
 }

@@ -138,12 +138,12 @@ run_family() { # run_family 4|6
 
 	# b -> a, set up but not running yet; a's second QP is connected to a
 	# node that does not exist (C), so b's address is not its peer's
-	ctlj a selftest_listen region_bytes=$((16 << 20)) > "$T/la.json" &&
+	ctlj a selftest_listen region_bytes=$((16 << 20)) detach=true > "$T/la.json" &&
 		ia=$(jget 'd["info"]' < "$T/la.json") && id_a=$(jget 'd["id"]' < "$T/la.json") &&
-		ctlj b selftest_start peer_info="$ia" bytes=$BYTES msg_size=65536 > "$T/sb.json" &&
+		ctlj b selftest_start peer_info="$ia" bytes=$BYTES msg_size=65536 detach=true > "$T/sb.json" &&
 		ib=$(jget 'd["info"]' < "$T/sb.json") && id_b=$(jget 'd["id"]' < "$T/sb.json") &&
 		ctlj a selftest_accept id="$id_a" peer_info="$ib" > /dev/null &&
-		ctlj a selftest_listen region_bytes=1048576 > "$T/lc.json" &&
+		ctlj a selftest_listen region_bytes=1048576 detach=true > "$T/lc.json" &&
 		ic=$(jget 'd["info"]' < "$T/lc.json") && id_c=$(jget 'd["id"]' < "$T/lc.json") &&
 		ctlj a selftest_accept id="$id_c" peer_info="$(fake_peer "$ib" "${X%66}77")" > /dev/null ||
 		{ bad "IPv$fam: selftest set up by hand (listen, start, accept)"; return; }
