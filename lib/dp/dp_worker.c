@@ -4,8 +4,10 @@
  *      over (back-pressure: the engine is told the port has no room until
  *      they are gone, D42);
  *   3. receive (dp_rx.c): every port's burst, frames the fault stage held,
- *      frames other workers handed over, in one batch to mrcp_rx_burst;
- *   4. hooks (client sessions, selftests) post work;
+ *      frames other workers handed over, read into one batch;
+ *   4. hooks (client sessions, selftests) post work, receives included,
+ *      and only then the batch goes to mrcp_rx_burst (a receive posted
+ *      before the peer could send is never behind the WriteImm it is for);
  *   5. transmit (dp_tx.c): mrcp_poll descriptors become frames; frames to
  *      our own addresses are received at once (D71);
  *   6. completions and events go to the QP's owner; probe results and
@@ -285,6 +287,15 @@ static int worker_main(void *arg)
 		t = mrcd_dp_now_ns();
 		loop_gap(dp, now, t);
 		now = t;
+		/* the owners post their work (receives too) after the ports
+		 * were read and before the engine sees what was read: a
+		 * receive a client posted before its peer could send (an
+		 * application's "ready" on another channel) is then in the
+		 * engine before any WriteImm that needs it, even when this
+		 * worker was paused in between - posted after the batch, it
+		 * came too late and the QP failed (D70: no RNR) */
+		for (unsigned h = 0; h < dp->n_hooks; h++)
+			work += dp->hooks[h].fn(dp, dp->hooks[h].arg, now);
 		mrcd__rx_flush(dp, rb, now);
 		/* what is sent now is stamped now, not at the top of the loop:
 		 * receiving a large batch takes a while, and a packet's send
@@ -292,8 +303,6 @@ static int worker_main(void *arg)
 		t = mrcd_dp_now_ns();
 		loop_gap(dp, now, t);
 		now = t;
-		for (unsigned h = 0; h < dp->n_hooks; h++)
-			work += dp->hooks[h].fn(dp, dp->hooks[h].arg, now);
 		work += mrcd__tx_engine(dp, b, now);
 		/* D71: what it sent to our own addresses, received at once */
 		if (dp->n_local) {
