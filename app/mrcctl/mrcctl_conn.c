@@ -246,11 +246,18 @@ int conn_call_line(struct conn *c, const char *line, int64_t id, uint64_t deadli
 
 	*result = *error = NULL;
 	rc = send_all(c, line, strlen(line), deadline);
-	if (rc < 0)
+	if (rc == -EPIPE || rc == -ECONNRESET) {
+		/* a daemon that refuses a connection (EBUSY: no slot) answers
+		 * and closes without reading: its answer is still to be read */
+		if (recv_line(c, deadline, &n) < 0)
+			return rc;
+	} else if (rc < 0) {
 		return rc;
-	rc = recv_line(c, deadline, &n);
-	if (rc < 0)
-		return rc;
+	} else {
+		rc = recv_line(c, deadline, &n);
+		if (rc < 0)
+			return rc;
+	}
 	rep = json_loadb(c->buf, n, 0, &jerr);
 	consume_line(c, n);
 	if (rep == NULL)

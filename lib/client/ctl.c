@@ -328,6 +328,21 @@ int mrc__ctl_request_until(struct mrc_ctx *ctx, const char *cmd, const char *arg
 	if (n < 0 || (size_t)n >= sizeof(req))
 		return mrc__fail(ctx, -EINVAL, "%s: request too long", cmd);
 	rc = send_all(ctx, req, (size_t)n, deadline_ns);
+	if (rc == -EPIPE) {
+		/* a daemon that refuses a connection (EBUSY: no slot) answers
+		 * and closes without reading: its answer, if there, is the
+		 * reason to give */
+		long l = next_line(ctx, deadline_ns);
+
+		if (l >= 0) {
+			int why = handle_line(ctx, cmd, ctx->rx, (size_t)l, id, result);
+
+			rx_consume(ctx, (size_t)l + 1);
+			if (why < 0)
+				return why;
+		}
+		return rc;
+	}
 	if (rc < 0)
 		return rc;
 	for (;;) {
