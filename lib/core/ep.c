@@ -106,6 +106,19 @@ static void probe_done(struct mrcp_engine *e, const struct peer *p, struct ep_pr
 	pr->sent_ns = 0;
 }
 
+/* When an unanswered EV probe times out (D57): EV_PROBE_TIMEOUT_NS after it
+ * left, or after this engine's last stall ended if that is later - a pause
+ * of our own host is not the path's silence (D72), so the probe gets its
+ * full time with the engine running. */
+static uint64_t probe_expiry(const struct mrcp_engine *e, const struct ep_probe *pr)
+{
+	uint64_t ref = pr->sent_ns;
+
+	if (e->stall_end_ns != 0 && mrcp_time_lt(ref, e->stall_end_ns))
+		ref = e->stall_end_ns;
+	return ref + EV_PROBE_TIMEOUT_NS;
+}
+
 uint64_t mrcp__ep_deadline(const struct mrcp_engine *e)
 {
 	uint64_t d = UINT64_MAX;
@@ -118,7 +131,7 @@ uint64_t mrcp__ep_deadline(const struct mrcp_engine *e)
 			d = mrcp_deadline_min(d, p->psu_next_ns);
 		for (unsigned k = 0; k < PEER_PROBES_MAX; k++) {
 			if (p->probes[k].sent_ns != 0)
-				d = mrcp_deadline_min(d, p->probes[k].sent_ns + EV_PROBE_TIMEOUT_NS);
+				d = mrcp_deadline_min(d, probe_expiry(e, &p->probes[k]));
 		}
 	}
 	return d;
@@ -173,7 +186,7 @@ void mrcp__ep_on_timer(struct mrcp_engine *e)
 		for (unsigned k = 0; k < PEER_PROBES_MAX; k++) {
 			struct ep_probe *pr = &p->probes[k];
 
-			if (pr->sent_ns == 0 || mrcp_time_lt(e->now, pr->sent_ns + EV_PROBE_TIMEOUT_NS))
+			if (pr->sent_ns == 0 || mrcp_time_lt(e->now, probe_expiry(e, pr)))
 				continue;
 			probe_done(e, p, pr, false, 0);
 		}
