@@ -38,9 +38,11 @@ void usage(FILE *f)
 		"       %s [-s SOCKET] selftest --peer SOCKET [--bytes N] [--msg-size N]\n"
 		"              [--window N] [--op write_imm|write|mixed] [--region N]\n"
 		"              [--worker N] [--peer-worker N] [--timeout SEC] [--json]\n"
+		"       %s [-s SOCKET] selftest --peer SOCKET --latency [--size N] [--iters N]\n"
+		"              [--region N] [--worker N] [--peer-worker N] [--timeout SEC] [--json]\n"
 		"       %s help | --version\n"
 		"The socket defaults to $MRCD_SOCKET, else " DEFAULT_SOCKET ".\n",
-		prog, prog, prog);
+		prog, prog, prog, prog);
 }
 
 static void help(void)
@@ -54,6 +56,10 @@ static void help(void)
 		       mrcd_ctl_cmd_help((enum mrcd_ctl_cmd)c));
 	printf("  %-16s %s\n", "selftest",
 	       "[admin] run selftest_* on this daemon (sender) and --peer (receiver), report");
+	printf("  %-16s %s\n", "selftest --latency",
+	       "[admin] ping-pong (op ping_pong): one --size message (64) in flight, echoed by");
+	printf("  %-16s %s\n", "",
+	       "--peer, --iters round trips (10000); RTT min/mean/p50/p90/p99/max");
 	printf("\nvalues: true/false, integers (decimal or 0x hex), decimals, \"quoted\" "
 	       "strings, else strings\n"
 	       "exit: 0 ok, 1 the daemon answered an error, 2 usage, 3 connection/I/O/timeout, "

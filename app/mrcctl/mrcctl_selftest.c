@@ -38,8 +38,10 @@ struct selftest {
 	struct opts *o;
 	struct side a, b;       /* a: -s (sender), b: --peer (receiver) */
 	uint64_t bytes, msg_size, window, region;
+	bool msg_size_set;
 	int64_t worker, peer_worker; /* -1: the daemon picks (D63) */
 	const char *op;
+	bool latency;           /* --latency: op ping_pong, bytes = iters x msg_size */
 	double timeout_s;
 };
 
@@ -170,6 +172,14 @@ static void progress(const json_t *st)
 {
 	char b[32];
 
+	if (strcmp(str_field(st, "op"), "ping_pong") == 0) {
+		const json_t *r = json_object_get(st, "rtt");
+
+		printf("  %5.1f s  %llu round trips  mean %.2f us\n", num_field(st, "elapsed_ns") / 1e9,
+		       u64_field(st, "msgs_done"), num_field(r, "mean_ns") / 1e3);
+		fflush(stdout);
+		return;
+	}
 	fmt_bytes(num_field(st, "bytes_done"), b, sizeof(b));
 	printf("  %5.1f s  %s  %.2f Gbit/s  rtx %llu\n", num_field(st, "elapsed_ns") / 1e9, b,
 	       num_field(st, "goodput_gbps"), u64_field(st, "rtx_total"));
@@ -179,6 +189,16 @@ static void progress(const json_t *st)
 static bool state_is(const json_t *st, const char *s)
 {
 	return st != NULL && strcmp(str_field(st, "state"), s) == 0;
+}
+
+/* The immediates the receiver must have seen: the sender's completed
+ * WriteImms; in a ping-pong, its round trips (the last message's own
+ * completion may still wait for its acknowledgement). */
+static unsigned long long expected_imm(const json_t *a)
+{
+	if (strcmp(str_field(a, "op"), "ping_pong") == 0)
+		return u64_field(a, "msgs_done");
+	return u64_field(a, "imm_msgs");
 }
 
 /* Steps 4-6: wait for the sender to finish, then for the receiver to have
@@ -213,18 +233,19 @@ static int selftest_wait(struct selftest *t, bool *finished)
 			prog, t->timeout_s, str_field(t->a.status, "state"));
 		return side_status(&t->b);
 	}
-	/* step 6: the receiver catches up with the sender's immediates */
+	/* step 6: the receiver catches up with the sender's immediates
+	 * (ping-pong: it has seen every message whose echo came back) */
 	deadline = deadline_after(5.0);
 	for (;;) {
 		rc = side_status(&t->b);
 		if (rc != 0)
 			return rc;
-		if (u64_field(t->b.status, "imm_msgs") == u64_field(t->a.status, "imm_msgs"))
+		if (u64_field(t->b.status, "imm_msgs") == expected_imm(t->a.status))
 			return 0;
 		if ((int64_t)(now_ns() - deadline) >= 0) {
 			fprintf(stderr, "%s: selftest: the receiver saw %llu immediates, the sender "
 				"sent %llu\n", prog, u64_field(t->b.status, "imm_msgs"),
-				u64_field(t->a.status, "imm_msgs"));
+				expected_imm(t->a.status));
 			return 0;
 		}
 		next_tick = now_ns() + 100 * NS_PER_MS;
@@ -255,11 +276,29 @@ static bool selftest_verdict(const struct selftest *t, bool print)
 				u64_field(b, "verify_errors"));
 	}
 	/* every message must have been checked: the receiver saw every immediate */
-	if (u64_field(b, "imm_msgs") != u64_field(a, "imm_msgs")) {
+	if (u64_field(b, "imm_msgs") != expected_imm(a)) {
 		ok = false;
 		if (print)
 			fprintf(stderr, "%s: selftest: the receiver verified up to %llu immediates of %llu\n",
-				prog, u64_field(b, "imm_msgs"), u64_field(a, "imm_msgs"));
+				prog, u64_field(b, "imm_msgs"), expected_imm(a));
+	}
+	if (t->latency) {
+		/* the echoes were checked by the sender; the round trips counted */
+		const json_t *r = json_object_get(a, "rtt");
+
+		if (!json_is_integer(json_object_get(a, "verify_errors")) ||
+		    u64_field(a, "verify_errors") != 0) {
+			ok = false;
+			if (print)
+				fprintf(stderr, "%s: selftest: sender (echo) verify_errors %llu\n", prog,
+					u64_field(a, "verify_errors"));
+		}
+		if (u64_field(r, "samples") == 0 || u64_field(r, "p50_ns") == 0) {
+			ok = false;
+			if (print)
+				fprintf(stderr, "%s: selftest: no round-trip times in the sender's status\n",
+					prog);
+		}
 	}
 	if (strcmp(str_field(a, "qp_state"), "RTS") != 0 ||
 	    strcmp(str_field(b, "qp_state"), "RTS") != 0) {
@@ -296,7 +335,17 @@ static void selftest_report(const struct selftest *t, bool ok)
 	printf("  messages:       %llu\n", u64_field(a, "msgs_done"));
 	printf("  retransmits:    %llu\n", u64_field(a, "rtx_total"));
 	printf("  EV transitions: %llu\n", u64_field(a, "ev_transitions"));
-	printf("  verify errors:  %llu\n", u64_field(b, "verify_errors"));
+	printf("  verify errors:  %llu\n", u64_field(b, "verify_errors") + u64_field(a, "verify_errors"));
+	if (t->latency) {
+		const json_t *r = json_object_get(a, "rtt");
+
+		printf("  round trips:    %llu counted (%llu warm-up), %llu B each way\n",
+		       u64_field(r, "samples"), u64_field(r, "warmup"), u64_field(a, "msg_size"));
+		printf("  rtt_us:         min %.2f mean %.2f p50 %.2f p90 %.2f p99 %.2f max %.2f\n",
+		       num_field(r, "min_ns") / 1e3, num_field(r, "mean_ns") / 1e3,
+		       num_field(r, "p50_ns") / 1e3, num_field(r, "p90_ns") / 1e3,
+		       num_field(r, "p99_ns") / 1e3, num_field(r, "max_ns") / 1e3);
+	}
 	printf("  qp_state:       sender %s, receiver %s\n", str_field(a, "qp_state"),
 	       str_field(b, "qp_state"));
 }
@@ -360,7 +409,8 @@ int run_selftest(struct opts *o, int argc, char **argv)
 		.timeout_s = o->timeout_set ? o->timeout_s : SELFTEST_TIMEOUT_S,
 	};
 	const char *peer = NULL, *val;
-	bool finished = false, ok;
+	bool finished = false, ok, bytes_set = false;
+	uint64_t iters = 0;
 	int rc;
 
 	for (int i = 0; i < argc; i++) {
@@ -377,9 +427,20 @@ int run_selftest(struct opts *o, int argc, char **argv)
 		} else if ((r = take_opt(argc, argv, &i, "--bytes", &val)) != 0) {
 			if (r < 0 || parse_size("--bytes", val, &t.bytes) < 0)
 				return EXIT_USAGE;
+			bytes_set = true;
+		} else if (strcmp(argv[i], "--latency") == 0) {
+			t.latency = true;
+		} else if ((r = take_opt(argc, argv, &i, "--iters", &val)) != 0) {
+			if (r < 0 || parse_size("--iters", val, &iters) < 0)
+				return EXIT_USAGE;
+		} else if ((r = take_opt(argc, argv, &i, "--size", &val)) != 0) {
+			if (r < 0 || parse_size("--size", val, &t.msg_size) < 0)
+				return EXIT_USAGE;
+			t.msg_size_set = true;
 		} else if ((r = take_opt(argc, argv, &i, "--msg-size", &val)) != 0) {
 			if (r < 0 || parse_size("--msg-size", val, &t.msg_size) < 0)
 				return EXIT_USAGE;
+			t.msg_size_set = true;
 		} else if ((r = take_opt(argc, argv, &i, "--window", &val)) != 0) {
 			if (r < 0 || parse_size("--window", val, &t.window) < 0)
 				return EXIT_USAGE;
@@ -408,6 +469,31 @@ int run_selftest(struct opts *o, int argc, char **argv)
 	if (peer == NULL) {
 		fprintf(stderr, "%s: selftest: --peer SOCKET is required\n", prog);
 		return EXIT_USAGE;
+	}
+	if (strcmp(t.op, "ping_pong") == 0)
+		t.latency = true; /* --op ping_pong is --latency */
+	if (iters != 0 && !t.latency) {
+		fprintf(stderr, "%s: selftest: --iters counts round trips: it needs --latency\n", prog);
+		return EXIT_USAGE;
+	}
+	if (t.latency) {
+		/* a ping-pong: round trips of one message, not a volume */
+		if (bytes_set && iters != 0) {
+			fprintf(stderr, "%s: selftest: --iters or --bytes, not both\n", prog);
+			return EXIT_USAGE;
+		}
+		if (!t.msg_size_set)
+			t.msg_size = 64;
+		iters = iters ? iters : 10000;
+		if (iters > 1000000) {
+			fprintf(stderr, "%s: selftest: --iters: at most 1000000 round trips\n", prog);
+			return EXIT_USAGE;
+		}
+		/* a size the parser refuses stays one (no overflow) */
+		if (!bytes_set)
+			t.bytes = t.msg_size <= (16u << 20) ? iters * t.msg_size : t.msg_size;
+		t.window = 1;
+		t.op = "ping_pong";
 	}
 	/* every range is checked by the parser; an all-zero peer_info stands in */
 	{

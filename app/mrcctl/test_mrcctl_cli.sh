@@ -147,6 +147,10 @@ run 2 -s "$A" selftest --bytes 1M && has err "--peer SOCKET is required"
 run 2 -s "$A" selftest --peer "$B" --bytes 0 && has err "args.bytes"
 run 2 -s "$A" selftest --peer "$B" --op read && has err "args.op"
 run 2 -s "$A" selftest --peer "$B" --bytes 12Q && has err "bad size"
+run 2 -s "$A" selftest --peer "$B" --iters 10 && has err "--iters counts round trips: it needs --latency"
+run 2 -s "$A" selftest --peer "$B" --latency --iters 10 --bytes 1M && has err "--iters or --bytes, not both"
+run 2 -s "$A" selftest --peer "$B" --latency --iters 1000001 && has err "at most 1000000 round trips"
+run 2 -s "$A" selftest --peer "$B" --latency --size 32 && has err "args.msg_size"
 run 3 -s "$A" selftest --peer "$work/none.sock" --bytes 1M && has err "cannot connect"
 # 1: the sender refused to start; the listener already open on B is stopped
 # (the count is a number, or empty when b's log is missing: then it fails)

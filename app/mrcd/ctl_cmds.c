@@ -213,7 +213,8 @@ static json_t *st_json(const struct mrcd_st_status *s)
 	set_u64(o, "qpn", s->qpn);
 	json_object_set_new(o, "qp_state", json_string(qp_state_name(s->qp_state)));
 	json_object_set_new(o, "op", json_string(s->op == MRCD_ST_OP_WRITE ? "write" :
-						 s->op == MRCD_ST_OP_MIXED ? "mixed" : "write_imm"));
+						 s->op == MRCD_ST_OP_MIXED ? "mixed" :
+						 s->op == MRCD_ST_OP_PING_PONG ? "ping_pong" : "write_imm"));
 	set_u64(o, "bytes_target", s->bytes_target);
 	set_u64(o, "bytes_done", s->bytes_done);
 	set_u64(o, "msgs_target", s->msgs_target);
@@ -230,6 +231,20 @@ static json_t *st_json(const struct mrcd_st_status *s)
 	set_u64(o, "rtx_port_down", s->rtx_port_down);
 	set_u64(o, "ev_transitions", s->ev_transitions);
 	set_u64(o, "verify_errors", s->verify_errors);
+	if (s->op == MRCD_ST_OP_PING_PONG && s->role == MRCD_ST_SENDER) {
+		/* round-trip times; the percentiles once the run is done */
+		json_t *r = json_object();
+
+		set_u64(r, "samples", s->rtt_samples);
+		set_u64(r, "warmup", s->rtt_warmup);
+		set_u64(r, "min_ns", s->rtt_min_ns);
+		set_u64(r, "mean_ns", s->rtt_mean_ns);
+		set_u64(r, "p50_ns", s->rtt_p50_ns);
+		set_u64(r, "p90_ns", s->rtt_p90_ns);
+		set_u64(r, "p99_ns", s->rtt_p99_ns);
+		set_u64(r, "max_ns", s->rtt_max_ns);
+		json_object_set_new(o, "rtt", r);
+	}
 	json_object_set_new(o, "error", json_string(s->error));
 	return o;
 }
@@ -736,6 +751,9 @@ static void cmd_selftest_listen(struct mrcd_ctl_call *x)
 	set_u64(x->result, "region_bytes", x->req->st_listen.region_bytes);
 }
 
+_Static_assert((int)MRCD_CTL_OP_PING_PONG == (int)MRCD_ST_OP_PING_PONG &&
+	       (int)MRCD_CTL_OP_MIXED == (int)MRCD_ST_OP_MIXED, "selftest ops: mrcd_ctl.h and dp_selftest.h agree");
+
 static void cmd_selftest_start(struct mrcd_ctl_call *x)
 {
 	const struct mrcd_ctl_req *r = x->req;
@@ -746,6 +764,10 @@ static void cmd_selftest_start(struct mrcd_ctl_call *x)
 
 	if (rc == -E2BIG) {
 		fail(x, rc, "window x msg_size must fit half the peer's region (and 256 MiB)");
+		return;
+	}
+	if (rc == -ERANGE) {
+		fail(x, rc, "ping_pong: at most %u round trips (bytes / msg_size)", MRCD_ST_PP_MAX);
 		return;
 	}
 	if (rc < 0) {

@@ -489,7 +489,7 @@ static int parse_qp(struct ctx *c, const json_t *args, struct mrcd_ctl_req *req)
 }
 
 static const char *const dir_names[] = {"tx", "rx", "both", NULL};
-static const char *const op_names[] = {"write_imm", "write", "mixed", NULL};
+static const char *const op_names[] = {"write_imm", "write", "mixed", "ping_pong", NULL};
 static const char *const level_names[] = {"emerg", "alert", "crit", "err", "warning",
 					  "notice", "info", "debug", NULL};
 
@@ -611,7 +611,7 @@ static int parse_st_start(struct ctx *c, const json_t *args, struct mrcd_ctl_req
 	RET_IF_ERR(get_u32(c, args, "msg_size", false, 64, 16u << 20, &req->st_start.msg_size));
 	req->st_start.window = 16;
 	RET_IF_ERR(get_u32(c, args, "window", false, 1, 256, &req->st_start.window));
-	RET_IF_ERR(get_enum(c, args, "op", false, op_names, "write_imm, write or mixed", &op));
+	RET_IF_ERR(get_enum(c, args, "op", false, op_names, "write_imm, write, mixed or ping_pong", &op));
 	req->st_start.op = (enum mrcd_ctl_op)op;
 	bytes = -1;
 	RET_IF_ERR(get_int(c, args, "worker", false, 0, MRCD_CTL_MAX_WORKERS - 1, &bytes));

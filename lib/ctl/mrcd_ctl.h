@@ -145,7 +145,7 @@ struct mrcd_ctl_ip {
 
 /** A fault rule's direction, in requests and in the configuration (mrcd_config.h). */
 enum mrcd_ctl_dir { MRCD_CTL_DIR_TX = 0, MRCD_CTL_DIR_RX, MRCD_CTL_DIR_BOTH };
-enum mrcd_ctl_op { MRCD_CTL_OP_WRITE_IMM = 0, MRCD_CTL_OP_WRITE, MRCD_CTL_OP_MIXED };
+enum mrcd_ctl_op { MRCD_CTL_OP_WRITE_IMM = 0, MRCD_CTL_OP_WRITE, MRCD_CTL_OP_MIXED, MRCD_CTL_OP_PING_PONG };
 
 /** fault_set: every field optional except port; see docs/configuration.md
  *  `faults` for the meanings (the same ranges apply). */
@@ -197,7 +197,7 @@ struct mrcd_ctl_req {
 			uint64_t bytes;          /**< total to move, 1..2^40 */
 			uint32_t msg_size;       /**< default 65536; 64..16 MiB */
 			uint32_t window;         /**< messages in flight, default 16; 1..256 */
-			enum mrcd_ctl_op op;     /**< "write_imm" (default), "write", "mixed" */
+			enum mrcd_ctl_op op;     /**< "write_imm" (default), "write", "mixed", "ping_pong" */
 			int worker;              /**< "worker": 0..3, -1 (absent) = the least busy */
 			bool detach;             /**< "detach": outlive the control connection */
 		} st_start;

@@ -966,10 +966,10 @@ TEST(ctl, selftest_start__minimal_defaults)
 
 TEST(ctl, selftest_start__full)
 {
-	const char *ops[] = {"write_imm", "write", "mixed"};
+	const char *ops[] = {"write_imm", "write", "mixed", "ping_pong"};
 
 	make_info();
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < 4; i++) {
 		ASSERT_OK(req("{'v':1,'cmd':'selftest_start','id':1,'args':{'peer_info':'%s',"
 			      "'bytes':268435456,'msg_size':4096,'window':64,'op':'%s'}}",
 			      hex416, ops[i]));
@@ -994,7 +994,7 @@ TEST(ctl, selftest_start__bounds)
 	int_bounds(__LINE__, fmt, "bytes", 1, 1LL << 40, true, true);
 	ASSERT_BAD(req("{'v':1,'cmd':'selftest_start','args':{'peer_info':'%s','bytes':1,"
 		       "'op':'read'}}", hex416),
-		   "args.op: \"read\" is not one of write_imm, write or mixed");
+		   "args.op: \"read\" is not one of write_imm, write, mixed or ping_pong");
 	ASSERT_BAD(req("{'v':1,'cmd':'selftest_start','args':{'peer_info':'%s'}}", hex416),
 		   "args.bytes: missing required key");
 	ASSERT_BAD(req("{'v':1,'cmd':'selftest_start','args':{'bytes':1}}"),

@@ -1,5 +1,6 @@
 /* dp_selftest.c - see dp_selftest.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,15 @@ struct st {
 	uint64_t t_start, t_end;
 	uint64_t verify_errors, ev_transitions;
 	uint64_t last_ns;          /* a command, completion or event touched it */
+	/* ping-pong (dp_selftest.h) */
+	bool pp_wait;              /* sender: message next_msg - 1 awaits its echo */
+	bool pp_due;               /* a message to post that found the SQ full: the hook retries */
+	uint64_t pp_echo;          /* receiver: the message pp_due is the echo of */
+	uint64_t t_ping;           /* sender: when the awaited message was posted */
+	uint32_t *rtt;             /* sender: ns, one per round trip (n_msgs) */
+	uint64_t n_rtt, rtt_warmup;
+	uint64_t rtt_sum, rtt_min, rtt_max; /* of the counted ones */
+	bool rtt_sorted;
 	char error[128];
 };
 
@@ -183,6 +193,8 @@ static void st_free(struct mrcd_dp *dp, struct st *s, uint64_t now)
 		mrcp_pd_free(dp->eng, s->pd);
 	if (s->buf)
 		munmap(s->buf, s->buf_len);
+	if (s->rtt)
+		munmap(s->rtt, s->n_msgs * sizeof(*s->rtt));
 	memset(s, 0, sizeof(*s));
 }
 
@@ -202,6 +214,108 @@ static void verify_upto(struct st *s, uint64_t last)
 		s->next_msg = last + 1;
 }
 
+/* Ping-pong: post the sender's next message, or the receiver's echo of
+ * message pp_echo. @return true if posted; false when the SQ is full (the
+ * hook retries: pp_due) or the selftest failed. */
+static bool pp_post(struct mrcd_dp *dp, struct st *s, uint64_t now)
+{
+	bool sender = s->role == MRCD_ST_SENDER;
+	uint64_t i = sender ? s->next_msg : s->pp_echo;
+	/* the sender's message leaves from its first slot and its echo lands
+	 * in the second (the peer's buf_va); the receiver echoes from where
+	 * the message landed */
+	uint8_t *src = sender ? s->buf : s->buf + msg_off(s, i);
+	struct mrcp_sge sge = { (uint64_t)(uintptr_t)src, s->msg_size, s->lkey };
+	struct mrcp_send_wr wr = {
+		.wr_id = i,
+		.opcode = MRCP_WR_WRITE_IMM,
+		.flags = MRCP_WR_SIGNALED,
+		.imm = (uint32_t)i,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.remote_addr = sender ? s->peer_va + msg_off(s, i) : s->peer_va,
+		.rkey = s->peer_rkey,
+	};
+	int rc;
+
+	if (sender && !s->pp_due) {
+		mrcd_st_pattern_fill(src, s->msg_size, i);
+		/* the round trip starts when the message is first offered to
+		 * the engine (a full SQ is part of it) */
+		s->t_ping = mrcd_dp_now_ns();
+	}
+	rc = mrcp_qp_post_send(dp->eng, s->qpn, &wr, now);
+	s->pp_due = rc == -EAGAIN;
+	if (rc < 0) {
+		if (rc != -EAGAIN)
+			fail(s, now, "post_send", strerror(-rc));
+		return false;
+	}
+	if (sender) {
+		s->pp_wait = true;
+		s->next_msg++;
+	}
+	return true;
+}
+
+/* Ping-pong: a WriteImm arrived. */
+static void pp_recv(struct mrcd_dp *dp, struct st *s, const struct mrcp_wc *wc, uint64_t now)
+{
+	if (s->role == MRCD_ST_RECEIVER) {
+		uint64_t i = s->next_msg + (uint32_t)(wc->imm - (uint32_t)s->next_msg);
+
+		if (s->state == MRCD_ST_CONNECTED) {
+			s->state = MRCD_ST_RUNNING;
+			s->t_start = now;
+		}
+		s->imm_msgs++;
+		if (s->pp_due) {
+			fail(s, now, "ping-pong", "a message came before the last one was echoed");
+			return;
+		}
+		/* the echo first: checking the bytes is not on the round trip */
+		s->pp_echo = i;
+		pp_post(dp, s, now);
+		mrcp_qp_post_recv(dp->eng, s->qpn, s->imm_msgs);
+		verify_upto(s, i);
+		return;
+	}
+	/* the sender: the echo of message next_msg - 1 */
+	uint64_t i = s->next_msg - 1;
+
+	mrcp_qp_post_recv(dp->eng, s->qpn, s->imm_msgs + s->msgs_done);
+	if (!s->pp_wait || wc->imm != (uint32_t)i) {
+		s->verify_errors++;
+		fail(s, now, "ping-pong", "an echo that was not of the message in flight");
+		return;
+	}
+	s->pp_wait = false;
+	if (s->n_rtt < s->n_msgs) {
+		uint64_t d = now - s->t_ping;
+
+		d = d > UINT32_MAX ? UINT32_MAX : d;
+		s->rtt[s->n_rtt++] = (uint32_t)d;
+		if (s->n_rtt > s->rtt_warmup) {
+			s->rtt_sum += d;
+			s->rtt_min = d < s->rtt_min ? d : s->rtt_min;
+			s->rtt_max = d > s->rtt_max ? d : s->rtt_max;
+		}
+	}
+	if (mrcd_st_pattern_check(s->buf + s->msg_size, s->msg_size, i))
+		s->verify_errors++;
+	s->msgs_done++;
+	s->bytes_done += s->msg_size;
+	if (s->msgs_done == s->n_msgs) {
+		if (s->state == MRCD_ST_RUNNING) {
+			s->state = MRCD_ST_DONE;
+			s->t_end = now;
+		}
+		return;
+	}
+	if (s->state == MRCD_ST_RUNNING)
+		pp_post(dp, s, now);
+}
+
 static void on_wc(struct mrcd_dp *dp, void *ctx, const struct mrcp_wc *wc)
 {
 	struct st *s = ctx;
@@ -211,6 +325,13 @@ static void on_wc(struct mrcd_dp *dp, void *ctx, const struct mrcp_wc *wc)
 	if (wc->status != MRCP_WC_SUCCESS) {
 		if (s->state != MRCD_ST_DONE)
 			fail(s, now, "completion error", mrcp_wc_status_str(wc->status));
+		return;
+	}
+	if (s->op == MRCD_ST_OP_PING_PONG) {
+		if (wc->opcode == MRCP_WC_RECV_IMM)
+			pp_recv(dp, s, wc, now);
+		else if (wc->opcode == MRCP_WC_WRITE_IMM && s->role == MRCD_ST_SENDER)
+			s->imm_msgs++;
 		return;
 	}
 	if (s->role == MRCD_ST_SENDER) {
@@ -284,7 +405,15 @@ static bool st_hook(struct mrcd_dp *dp, void *arg, uint64_t now)
 	for (unsigned k = 0; k < MRCD_ST_MAX; k++) {
 		struct st *s = &t->st[k];
 
-		if (!s->used || s->role != MRCD_ST_SENDER || s->state != MRCD_ST_RUNNING)
+		if (!s->used || s->state != MRCD_ST_RUNNING)
+			continue;
+		if (s->op == MRCD_ST_OP_PING_PONG) {
+			/* the first message, or one that found the SQ full */
+			if (s->pp_due || (s->role == MRCD_ST_SENDER && !s->pp_wait && s->next_msg == 0))
+				work |= pp_post(dp, s, now);
+			continue;
+		}
+		if (s->role != MRCD_ST_SENDER)
 			continue;
 		while (s->inflight < s->window && s->next_msg < s->n_msgs) {
 			uint64_t i = s->next_msg, len = msg_len(s, i);
@@ -424,6 +553,13 @@ int mrcd_st_start(struct mrcd_dp *dp, const uint8_t peer[MRCP_CONN_INFO_LEN], ui
 		return rc;
 	if (bytes == 0 || msg_size == 0 || window == 0 || ci.buf_len < msg_size)
 		return -EINVAL;
+	if (op == MRCD_ST_OP_PING_PONG) {
+		/* whole messages, one in flight */
+		window = 1;
+		if ((bytes + msg_size - 1) / msg_size > MRCD_ST_PP_MAX)
+			return -ERANGE;
+		bytes = (bytes + msg_size - 1) / msg_size * msg_size;
+	}
 	uint64_t usable = ci.buf_len / msg_size * msg_size;
 	if ((uint64_t)window * msg_size > usable / 2 && usable / msg_size > 1)
 		return -E2BIG;     /* the window must fit half the peer's region */
@@ -443,11 +579,34 @@ int mrcd_st_start(struct mrcd_dp *dp, const uint8_t peer[MRCP_CONN_INFO_LEN], ui
 	s->usable = usable;
 	s->peer_va = ci.buf_va;
 	s->peer_rkey = ci.buf_rkey;
-	rc = st_setup(dp, s, (uint64_t)s->window * msg_size, MRCP_ACCESS_LOCAL_WRITE);
-	if (rc == 0)
-		rc = mrcp_qp_connect(dp->eng, s->qpn, &ci, now);
-	if (rc == 0)
-		rc = encode_info(dp, s, bytes, msg_size, op, info);
+	if (op == MRCD_ST_OP_PING_PONG) {
+		/* the message's slot and the echo's */
+		rc = st_setup(dp, s, 2ull * msg_size, MRCP_ACCESS_LOCAL_WRITE | MRCP_ACCESS_REMOTE_WRITE);
+		if (rc == 0) {
+			s->rtt = mmap(NULL, s->n_msgs * sizeof(*s->rtt), PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (s->rtt == MAP_FAILED) {
+				s->rtt = NULL;
+				rc = -ENOMEM;
+			}
+			s->rtt_warmup = s->n_msgs / 10 < MRCD_ST_PP_WARMUP ? s->n_msgs / 10 : MRCD_ST_PP_WARMUP;
+			s->rtt_min = UINT64_MAX;
+		}
+		if (rc == 0)
+			rc = mrcp_qp_connect(dp->eng, s->qpn, &ci, now);
+		for (unsigned k = 0; rc == 0 && k < 64; k++)
+			if (mrcp_qp_post_recv(dp->eng, s->qpn, k) < 0)
+				break;
+		if (rc == 0)
+			rc = encode_info(dp, s, (uint64_t)(uintptr_t)s->buf + msg_size,
+					 msg_size | MRCD_ST_PP_TAG, s->rkey, info);
+	} else {
+		rc = st_setup(dp, s, (uint64_t)s->window * msg_size, MRCP_ACCESS_LOCAL_WRITE);
+		if (rc == 0)
+			rc = mrcp_qp_connect(dp->eng, s->qpn, &ci, now);
+		if (rc == 0)
+			rc = encode_info(dp, s, bytes, msg_size, op, info);
+	}
 	if (rc < 0) {
 		st_free(dp, s, now);
 		return rc;
@@ -470,12 +629,26 @@ int mrcd_st_accept(struct mrcd_dp *dp, uint32_t id, const uint8_t peer[MRCP_CONN
 	rc = mrcp_conn_info_decode(peer, MRCP_CONN_INFO_LEN, &ci);
 	if (rc < 0)
 		return rc;
-	if (ci.buf_va == 0 || ci.buf_len == 0 || ci.buf_len > s->buf_len || ci.buf_rkey > MRCD_ST_OP_MIXED)
-		return -EINVAL;
-	s->bytes = ci.buf_va;
-	s->msg_size = (uint32_t)ci.buf_len;
-	s->op = (uint8_t)ci.buf_rkey;
-	s->n_msgs = (s->bytes + s->msg_size - 1) / s->msg_size;
+	if ((ci.buf_len & ~0xffffffffull) == MRCD_ST_PP_TAG) {
+		/* ping-pong: echo each message into the sender's buffer, for
+		 * as long as it sends */
+		s->msg_size = (uint32_t)ci.buf_len;
+		if (ci.buf_va == 0 || s->msg_size == 0 || s->msg_size > s->buf_len)
+			return -EINVAL;
+		s->op = MRCD_ST_OP_PING_PONG;
+		s->window = 1;
+		s->peer_va = ci.buf_va;
+		s->peer_rkey = ci.buf_rkey;
+		s->n_msgs = UINT64_MAX / s->msg_size;
+		s->bytes = s->n_msgs * s->msg_size;
+	} else {
+		if (ci.buf_va == 0 || ci.buf_len == 0 || ci.buf_len > s->buf_len || ci.buf_rkey > MRCD_ST_OP_MIXED)
+			return -EINVAL;
+		s->bytes = ci.buf_va;
+		s->msg_size = (uint32_t)ci.buf_len;
+		s->op = (uint8_t)ci.buf_rkey;
+		s->n_msgs = (s->bytes + s->msg_size - 1) / s->msg_size;
+	}
 	s->usable = s->buf_len / s->msg_size * s->msg_size;
 	rc = mrcp_qp_connect(dp->eng, s->qpn, &ci, now);
 	if (rc < 0)
@@ -501,6 +674,41 @@ int mrcd_st_run(struct mrcd_dp *dp, uint32_t id, uint64_t now)
 	return 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Ping-pong: min, mean and max of the counted round trips so far; the
+ * percentiles once the run is over (the samples are sorted then, once). */
+static void rtt_stats(struct st *s, struct mrcd_st_status *o)
+{
+	uint64_t warm = s->rtt_warmup, n;
+	const uint32_t *r;
+
+	o->rtt_warmup = warm;
+	if (s->n_rtt <= warm)
+		return;
+	n = s->n_rtt - warm;
+	r = s->rtt + warm;
+	if (s->state == MRCD_ST_DONE && !s->rtt_sorted) {
+		qsort(s->rtt + warm, n, sizeof(*r), cmp_u32);
+		s->rtt_sorted = true;
+	}
+	o->rtt_samples = n;
+	o->rtt_min_ns = s->rtt_min;
+	o->rtt_max_ns = s->rtt_max;
+	o->rtt_mean_ns = s->rtt_sum / n;
+	if (s->rtt_sorted) {
+		/* nearest rank */
+		o->rtt_p50_ns = r[(n * 50 + 99) / 100 - 1];
+		o->rtt_p90_ns = r[(n * 90 + 99) / 100 - 1];
+		o->rtt_p99_ns = r[(n * 99 + 99) / 100 - 1];
+	}
+}
+
 int mrcd_st_status(struct mrcd_dp *dp, uint32_t id, uint64_t now, struct mrcd_st_status *o)
 {
 	struct st *s = find(dp, id);
@@ -515,9 +723,12 @@ int mrcd_st_status(struct mrcd_dp *dp, uint32_t id, uint64_t now, struct mrcd_st
 	o->state = s->state;
 	o->qpn = s->qpn;
 	o->op = s->op;
-	o->bytes_target = s->bytes;
+	/* a ping-pong's receiver echoes until it is stopped: no target */
+	bool open_ended = s->op == MRCD_ST_OP_PING_PONG && s->role == MRCD_ST_RECEIVER;
+
+	o->bytes_target = open_ended ? 0 : s->bytes;
 	o->bytes_done = s->bytes_done;
-	o->msgs_target = s->n_msgs;
+	o->msgs_target = open_ended ? 0 : s->n_msgs;
 	o->msgs_done = s->msgs_done;
 	o->imm_msgs = s->imm_msgs;
 	o->msg_size = s->msg_size;
@@ -536,6 +747,8 @@ int mrcd_st_status(struct mrcd_dp *dp, uint32_t id, uint64_t now, struct mrcd_st
 	}
 	o->ev_transitions = s->ev_transitions;
 	o->verify_errors = s->verify_errors;
+	if (s->rtt)
+		rtt_stats(s, o);
 	snprintf(o->error, sizeof(o->error), "%s", s->error);
 	return 0;
 }

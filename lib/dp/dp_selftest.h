@@ -16,6 +16,17 @@
  * size, buf_rkey = the op. All functions run on the worker (mrcd_dp_call),
  * except mrcd_st_worker_of.
  *
+ * Ping-pong (op MRCD_ST_OP_PING_PONG, `mrcctl selftest --latency`): one
+ * message in flight. The sender writes message i (a WriteImm, imm = i) into
+ * the receiver's region; the receiver, on its completion, writes the same
+ * bytes back (a WriteImm, imm = i) into the sender's buffer, then checks
+ * them; the sender timestamps the round trip from posting message i to the
+ * completion of its echo, checks the echo against the pattern, and sends
+ * message i + 1. The sender's info then carries buf_va / buf_rkey = its echo
+ * buffer and buf_len = msg_size | MRCD_ST_PP_TAG; the receiver echoes until
+ * it is stopped. The first MRCD_ST_PP_WARMUP round trips (at most a tenth)
+ * are not counted in the percentiles.
+ *
  * Ids are unique in the datapath and name their worker (D63): worker k of n
  * hands out n + k, 2n + k, ...; with one worker, 1, 2, 3, ...
  */
@@ -26,7 +37,7 @@
 
 #include "dp.h"
 
-enum mrcd_st_op { MRCD_ST_OP_WRITE_IMM = 0, MRCD_ST_OP_WRITE, MRCD_ST_OP_MIXED };
+enum mrcd_st_op { MRCD_ST_OP_WRITE_IMM = 0, MRCD_ST_OP_WRITE, MRCD_ST_OP_MIXED, MRCD_ST_OP_PING_PONG };
 enum mrcd_st_role { MRCD_ST_SENDER = 0, MRCD_ST_RECEIVER };
 #define MRCD_ST_STATES(X) X(LISTENING, "listening") X(CONNECTED, "connected") \
 	X(RUNNING, "running") X(DONE, "done") X(FAILED, "failed")
@@ -39,6 +50,9 @@ const char *mrcd_st_state_name(int state);
 
 #define MRCD_ST_MAX 8
 #define MRCD_ST_WRITE_IMM_EVERY 64  /* op write: a WriteImm every N messages and last */
+#define MRCD_ST_PP_MAX 1000000u     /* ping-pong: round trips in one run (their RTTs are kept) */
+#define MRCD_ST_PP_WARMUP 200u      /* ping-pong: round trips not counted, at most n / 10 */
+#define MRCD_ST_PP_TAG (0x5050ull << 32) /* in the sender's info buf_len: ping-pong */
 
 struct mrcd_st_status {
 	uint32_t id;
@@ -54,6 +68,10 @@ struct mrcd_st_status {
 	uint64_t rtx_total, rtx_fast, rtx_nack, rtx_rto, rtx_port_down;
 	uint64_t ev_transitions;
 	uint64_t verify_errors;
+	/* ping-pong, sender: round-trip times of the counted round trips;
+	 * the percentiles once the run is done, else 0 */
+	uint64_t rtt_samples, rtt_warmup;
+	uint64_t rtt_min_ns, rtt_p50_ns, rtt_p90_ns, rtt_p99_ns, rtt_max_ns, rtt_mean_ns;
 	char error[128];
 };
 
