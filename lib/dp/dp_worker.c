@@ -8,10 +8,12 @@
  *   4. hooks (client sessions, selftests) post work, receives included,
  *      and only then the batch goes to mrcp_rx_burst (a receive posted
  *      before the peer could send is never behind the WriteImm it is for);
- *   5. transmit (dp_tx.c): mrcp_poll descriptors become frames; frames to
- *      our own addresses are received at once (D71);
- *   6. completions and events go to the QP's owner; probe results and
- *      peers' port masks are kept for the snapshots;
+ *   5. completions and events go to the QP's owner (what a handler posts
+ *      leaves in step 6 of the same pass); probe results and peers' port
+ *      masks are kept for the snapshots;
+ *   6. transmit (dp_tx.c): mrcp_poll descriptors become frames; frames to
+ *      our own addresses are received at once (D71), and their completions
+ *      and events delivered as in step 5;
  *   7. adaptive idle: after a run of empty iterations the worker sleeps on
  *      its doorbell eventfd until the engine's next deadline (capped), so
  *      two daemons and their clients share two cores.
@@ -297,6 +299,12 @@ static int worker_main(void *arg)
 		for (unsigned h = 0; h < dp->n_hooks; h++)
 			work += dp->hooks[h].fn(dp, dp->hooks[h].arg, now);
 		mrcd__rx_flush(dp, rb, now);
+		/* the completions of this batch go to their owners before the
+		 * transmit pass, so what a completion handler posts (an
+		 * answer, the next message) leaves in this pass with the
+		 * batch's acknowledgements, not one loop later */
+		work += mrcd_dp_drain_cq(dp);
+		work += drain_events(dp);
 		/* what is sent now is stamped now, not at the top of the loop:
 		 * receiving a large batch takes a while, and a packet's send
 		 * time is what loss inference compares (D65, D72) */
