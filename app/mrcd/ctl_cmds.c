@@ -767,7 +767,7 @@ static void cmd_selftest_start(struct mrcd_ctl_call *x)
 		return;
 	}
 	if (rc == -ERANGE) {
-		fail(x, rc, "ping_pong: at most %u round trips (bytes / msg_size)", MRCD_ST_PP_MAX);
+		fail(x, -EINVAL, "ping_pong: at most %u round trips (bytes / msg_size)", MRCD_ST_PP_MAX);
 		return;
 	}
 	if (rc < 0) {
