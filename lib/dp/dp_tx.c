@@ -276,6 +276,7 @@ unsigned mrcd__tx_engine(struct mrcd_dp *dp, struct mrcd_txb *b, uint64_t now)
 
 	for (int round = 0; round < MRCD_DP_TX_ROUNDS; round++) {
 		unsigned n = mrcp_poll(dp->eng, now, d, MRCD_DP_BURST);
+		uint32_t data_ports = 0;
 
 		for (unsigned k = 0; k < n; k++) {
 			unsigned port = d[k].port - 1u;
@@ -288,6 +289,8 @@ unsigned mrcd__tx_engine(struct mrcd_dp *dp, struct mrcd_txb *b, uint64_t now)
 			if (!m)
 				continue;
 			if (local < 0) {
+				if (d[k].payload_len != 0)
+					data_ports |= 1u << port;
 				tx_frame(dp, b, port, m, d[k].ev, now);
 			} else if (dp->n_local < MRCD_DP_LOCAL_MAX) {
 				/* D71: to our own address; received after this
@@ -304,8 +307,17 @@ unsigned mrcd__tx_engine(struct mrcd_dp *dp, struct mrcd_txb *b, uint64_t now)
 			}
 		}
 		total += n;
+		/* the planes with data go first: mrcp_poll puts control
+		 * (acknowledgements) ahead of data, and a message's answer
+		 * waiting for them to be written to other planes is time on
+		 * the message's round trip; each plane keeps its own order,
+		 * and the planes never had one between them */
 		for (unsigned i = 0; i < dp->n_ports; i++)
-			mrcd__port_flush(dp, i, &b[i]);
+			if (data_ports >> i & 1)
+				mrcd__port_flush(dp, i, &b[i]);
+		for (unsigned i = 0; i < dp->n_ports; i++)
+			if (!(data_ports >> i & 1))
+				mrcd__port_flush(dp, i, &b[i]);
 		if (n < MRCD_DP_BURST)
 			break;
 	}
