@@ -278,46 +278,48 @@ unsigned mrcd__tx_engine(struct mrcd_dp *dp, struct mrcd_txb *b, uint64_t now)
 		unsigned n = mrcp_poll(dp->eng, now, d, MRCD_DP_BURST);
 		uint32_t data_ports = 0;
 
-		for (unsigned k = 0; k < n; k++) {
-			unsigned port = d[k].port - 1u;
-			struct rte_mbuf *m;
-			int local;
+		/* data first: mrcp_poll puts control (the SACK and AETH for
+		 * what was just received) ahead of data, and an answer to a
+		 * message that waits for them to be built and written is time
+		 * on the message's round trip. So the data frames are built
+		 * and their planes written, then the control frames: each kind
+		 * keeps its order on a plane; the peer takes a batch's data
+		 * before its control anyway (dp_rxorder.h), and there never was
+		 * an order between planes. */
+		for (int data = 1; data >= 0; data--) {
+			for (unsigned k = 0; k < n; k++) {
+				unsigned port = d[k].port - 1u;
+				struct rte_mbuf *m;
+				int local;
 
-			if (port >= dp->n_ports)
-				continue;
-			m = build_frame(dp, &d[k], now, &local);
-			if (!m)
-				continue;
-			if (local < 0) {
-				if (d[k].payload_len != 0)
-					data_ports |= 1u << port;
-				tx_frame(dp, b, port, m, d[k].ev, now);
-			} else if (dp->n_local < MRCD_DP_LOCAL_MAX) {
-				/* D71: to our own address; received after this
-				 * pass (no TX fault rule: it never leaves) */
-				dp->ports[port].c.tx_local++;
-				dp->local_port[dp->n_local] = (uint8_t)local;
-				dp->local[dp->n_local++] = m;
-			} else {
-				/* not reached: one pass makes at most
-				 * MRCD_DP_LOCAL_MAX frames, and each pass's are
-				 * received before the next */
-				dp->ports[port].c.tx_build_err++;
-				rte_pktmbuf_free(m);
+				if (port >= dp->n_ports || (d[k].payload_len != 0) != data)
+					continue;
+				m = build_frame(dp, &d[k], now, &local);
+				if (!m)
+					continue;
+				if (local < 0) {
+					data_ports |= (uint32_t)data << port;
+					tx_frame(dp, b, port, m, d[k].ev, now);
+				} else if (dp->n_local < MRCD_DP_LOCAL_MAX) {
+					/* D71: to our own address; received after
+					 * this pass (no TX fault rule: it never
+					 * leaves) */
+					dp->ports[port].c.tx_local++;
+					dp->local_port[dp->n_local] = (uint8_t)local;
+					dp->local[dp->n_local++] = m;
+				} else {
+					/* not reached: one pass makes at most
+					 * MRCD_DP_LOCAL_MAX frames, and each
+					 * pass's are received before the next */
+					dp->ports[port].c.tx_build_err++;
+					rte_pktmbuf_free(m);
+				}
 			}
+			for (unsigned i = 0; i < dp->n_ports; i++)
+				if (data_ports >> i & 1 || !data)
+					mrcd__port_flush(dp, i, &b[i]);
 		}
 		total += n;
-		/* the planes with data go first: mrcp_poll puts control
-		 * (acknowledgements) ahead of data, and a message's answer
-		 * waiting for them to be written to other planes is time on
-		 * the message's round trip; each plane keeps its own order,
-		 * and the planes never had one between them */
-		for (unsigned i = 0; i < dp->n_ports; i++)
-			if (data_ports >> i & 1)
-				mrcd__port_flush(dp, i, &b[i]);
-		for (unsigned i = 0; i < dp->n_ports; i++)
-			if (!(data_ports >> i & 1))
-				mrcd__port_flush(dp, i, &b[i]);
 		if (n < MRCD_DP_BURST)
 			break;
 	}
