@@ -433,6 +433,10 @@ int run_selftest(struct opts *o, int argc, char **argv)
 		} else if ((r = take_opt(argc, argv, &i, "--iters", &val)) != 0) {
 			if (r < 0 || parse_size("--iters", val, &iters) < 0)
 				return EXIT_USAGE;
+			if (iters == 0) {
+				fprintf(stderr, "%s: selftest: --iters: at least 1 round trip\n", prog);
+				return EXIT_USAGE;
+			}
 		} else if ((r = take_opt(argc, argv, &i, "--size", &val)) != 0) {
 			if (r < 0 || parse_size("--size", val, &t.msg_size) < 0)
 				return EXIT_USAGE;

@@ -150,6 +150,7 @@ run 2 -s "$A" selftest --peer "$B" --bytes 12Q && has err "bad size"
 run 2 -s "$A" selftest --peer "$B" --iters 10 && has err "--iters counts round trips: it needs --latency"
 run 2 -s "$A" selftest --peer "$B" --latency --iters 10 --bytes 1M && has err "--iters or --bytes, not both"
 run 2 -s "$A" selftest --peer "$B" --latency --iters 1000001 && has err "at most 1000000 round trips"
+run 2 -s "$A" selftest --peer "$B" --latency --iters 0 && has err "at least 1 round trip"
 run 2 -s "$A" selftest --peer "$B" --latency --size 32 && has err "args.msg_size"
 run 3 -s "$A" selftest --peer "$work/none.sock" --bytes 1M && has err "cannot connect"
 # 1: the sender refused to start; the listener already open on B is stopped
