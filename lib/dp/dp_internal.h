@@ -108,6 +108,7 @@ struct mrcd_dp {
 	 * stage once a receive pass (rx) and once a transmit pass (tx), not
 	 * per frame; rules only change between passes (mailbox calls) */
 	uint32_t faulty_rx, faulty_tx;
+	uint64_t rx_read_ns;       /* when mrcd__rx_ports last finished reading the rings */
 	struct mrcd_srv6_row *srv6;  /**< SRv6 templates (D8); NULL when off */
 	unsigned n_srv6;
 	unsigned worker_lcore;

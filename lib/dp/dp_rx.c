@@ -381,8 +381,10 @@ unsigned mrcd__rx_ports(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb
 		dp->faulty_rx |= (uint32_t)mrcd_fault_active(dp->faults, (uint8_t)i, MRCD_FAULT_RX) << i;
 		dp->faulty_tx |= (uint32_t)mrcd_fault_active(dp->faults, (uint8_t)i, MRCD_FAULT_TX) << i;
 	}
-	for (;;) {
-		uint64_t t0 = mrcd_dp_now_ns(), t1;
+	for (bool first = true;; first = false) {
+		/* the first round's window opens at the pass's own stamp,
+		 * taken just before: a longer window, never a shorter one */
+		uint64_t t0 = first ? now : mrcd_dp_now_ns(), t1;
 		unsigned most = 0;
 
 		for (unsigned i = 0; i < dp->n_ports; i++) {
@@ -392,6 +394,7 @@ unsigned mrcd__rx_ports(struct mrcd_dp *dp, struct mrcd_rxb *rb, struct mrcd_txb
 				most = n[i];
 		}
 		t1 = mrcd_dp_now_ns();
+		dp->rx_read_ns = t1;
 		for (unsigned k = 0; k < most; k++)
 			for (unsigned i = 0; i < dp->n_ports; i++)
 				if (k < n[i])

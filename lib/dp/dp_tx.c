@@ -316,7 +316,7 @@ unsigned mrcd__tx_engine(struct mrcd_dp *dp, struct mrcd_txb *b, uint64_t now)
 				}
 			}
 			for (unsigned i = 0; i < dp->n_ports; i++)
-				if (data_ports >> i & 1 || !data)
+				if ((data_ports >> i & 1 || !data) && (b[i].n || dp->ports[i].n_pending))
 					mrcd__port_flush(dp, i, &b[i]);
 		}
 		total += n;

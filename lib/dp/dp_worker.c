@@ -257,7 +257,7 @@ static int worker_main(void *arg)
 		 adaptive ? "adaptive" : "busy");
 	while (!atomic_load_explicit(&dp->stop, memory_order_relaxed)) {
 		uint64_t now = mrcd_dp_now_ns(), t;
-		unsigned work = 0;
+		unsigned work = 0, got;
 
 		dp->wc.loops++;
 		if (resume != 0)
@@ -281,12 +281,14 @@ static int worker_main(void *arg)
 				p->tx_room = room;
 			}
 		}
-		work += mrcd__rx_ports(dp, rb, b, now);
-		work += mrcd__rx_handover(dp, rb, b, now);
+		got = mrcd__rx_ports(dp, rb, b, now);
+		got += mrcd__rx_handover(dp, rb, b, now);
+		work += got;
 		/* a pause while the rings were read is told to the engine
 		 * before the batch, which it takes at the time it was read
-		 * (D72) */
-		t = mrcd_dp_now_ns();
+		 * (D72); when nothing was read, nothing ran since the reads
+		 * ended and that stamp is the time */
+		t = got ? mrcd_dp_now_ns() : dp->rx_read_ns;
 		loop_gap(dp, now, t);
 		now = t;
 		/* the owners post their work (receives too) after the ports
@@ -323,7 +325,8 @@ static int worker_main(void *arg)
 		work += mrcd_dp_drain_cq(dp);
 		work += drain_events(dp);
 		for (unsigned i = 0; i < dp->n_ports; i++)
-			mrcd__port_flush(dp, i, &b[i]);
+			if (b[i].n || dp->ports[i].n_pending)
+				mrcd__port_flush(dp, i, &b[i]);
 
 		/* Adaptive idle: spin while traffic flows (a packet or timer in
 		 * the last IDLE_GRACE_NS), so RTTs measure the path and not our
