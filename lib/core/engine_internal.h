@@ -144,7 +144,25 @@ static inline bool mrcp__peer_on_plane(const struct peer *p, uint8_t port, const
 	if (port == 0 || port > p->n_ports)
 		return false;
 	a = &p->port_addr[port - 1];
-	return a->family == src->family && memcmp(a->a, src->a, a->family == 4 ? 4 : 16) == 0;
+	if (a->family != src->family)
+		return false;
+	/* per packet: word compares, not a call to memcmp */
+	if (a->family == 4) {
+		uint32_t x, y;
+
+		memcpy(&x, a->a, 4);
+		memcpy(&y, src->a, 4);
+		return x == y;
+	}
+	{
+		uint64_t x0, x1, y0, y1;
+
+		memcpy(&x0, a->a, 8);
+		memcpy(&x1, a->a + 8, 8);
+		memcpy(&y0, src->a, 8);
+		memcpy(&y1, src->a + 8, 8);
+		return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+	}
 }
 
 /* ---- requester state ------------------------------------------------------- */
