@@ -81,7 +81,6 @@ static void send_sack(struct mrcp_engine *e, struct qp *qp, uint32_t trig_psn, u
 	uint32_t cack = qp->rcv_cack, base, lo;
 	int32_t off;
 	uint8_t pen;
-	int hl;
 
 	qp->new_since_sack = 0;
 	qp->sack_due = false;
@@ -118,8 +117,9 @@ static void send_sack(struct mrcp_engine *e, struct qp *qp, uint32_t trig_psn, u
 	cc.r_c = pen == 0 && qp->pen_was_on; /* D55 */
 	qp->pen_was_on = pen != 0;
 	cc.rcvd_bytes = (uint32_t)(qp->rcvd_bytes >> 8) & 0xFFFFFF; /* D19 */
-	hl = mrcp_sack_encode(qp->dqpn, &seth, &cc, tx->hdr, sizeof(tx->hdr));
-	tx->hdr_len = (uint16_t)(hl > 0 ? hl : 0);
+	/* every field is in range: dqpn was checked at connect, the rest
+	 * are masked or bounded above */
+	tx->hdr_len = (uint16_t)mrcp_sack_hdr_write(tx->hdr, qp->dqpn, &seth, &cc);
 	tx->opcode = MRCP_OP_SACK;
 	tx->psn = cack;
 	mrcp__ctl_route(e, qp, tx, port);
