@@ -307,8 +307,9 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 		return;
 	}
 	m = mrcp_ce_table_update(&qp->ce, rx->ev, ce); /* D47 */
-	/* §4.1: duplicates are re-acknowledged, never placed */
-	if (d <= 0 || ((uint32_t)d <= qp->rW && rbit_get(qp, psn))) {
+	/* §4.1: duplicates are re-acknowledged, never placed. ooo counts
+	 * the bits set, so with none set (in order) no bit is read */
+	if (d <= 0 || ((uint32_t)d <= qp->rW && qp->ooo != 0 && rbit_get(qp, psn))) {
 		qp->c.rx_dup++;
 		qp->rcvd_bytes += mrcp__nominal(rx->len); /* D19 counts duplicates */
 		if (qp->mode == MRCP_MODE_MRC)
@@ -392,7 +393,7 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 		rbit_set(qp, psn);
 		qp->ooo++;
 	}
-	while (rbit_get(qp, mrcp_psn_add(qp->rcv_cack, 1))) {
+	while (qp->ooo != 0 && rbit_get(qp, mrcp_psn_add(qp->rcv_cack, 1))) {
 		qp->rcv_cack = mrcp_psn_add(qp->rcv_cack, 1);
 		rbit_clear(qp, qp->rcv_cack);
 		qp->ooo--;
