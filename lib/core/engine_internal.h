@@ -419,6 +419,10 @@ struct mrcp_engine {
 	uint64_t ep_last_probe_ns[MRCP_MAX_PORTS];
 	uint64_t stall_end_ns;   /* D65: end of the latest local stall; 0 = none yet */
 	uint64_t port_free_ns[MRCP_MAX_PORTS]; /* D65: when port i+1's TX stage drains of the data sent so far (estimate) */
+	/* the last packet size each port's drain time was computed for, and
+	 * that time (nominal x 8 / port_bps, ns): most packets are MTU-sized */
+	uint16_t port_tx_nominal[MRCP_MAX_PORTS];
+	uint64_t port_tx_ns[MRCP_MAX_PORTS];
 
 	struct mrcp_engine_counters c;
 	struct mrcp_probe_rtt_hist probe_rtt; /* EV probe answers (ep.c) */
