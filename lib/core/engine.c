@@ -91,6 +91,7 @@ int mrcp_engine_create(const struct mrcp_engine_config *c, struct mrcp_engine **
 	mrcp_prng_seed(&e->key_prng, c->key_seed ? c->key_seed : c->seed ^ 0x6b65792d73747265ull);
 	while ((1u << e->mr_slot_bits) < c->max_mrs)
 		e->mr_slot_bits++;
+	e->mr_slot_mask = (1u << e->mr_slot_bits) - 1;
 	rc = mrcp_cc_register_builtin(&e->ccreg);
 	if (rc != 0)
 		goto fail;
@@ -101,6 +102,7 @@ int mrcp_engine_create(const struct mrcp_engine_config *c, struct mrcp_engine **
 	e->qp_slot_bits = QPN_SLOT_BITS_MIN;
 	while ((1u << e->qp_slot_bits) < c->max_qps)
 		e->qp_slot_bits++;
+	e->qp_slot_mask = (1u << e->qp_slot_bits) - 1;
 	e->qps = calloc(1u << e->qp_slot_bits, sizeof(*e->qps));
 	e->mrs = calloc(c->max_mrs, sizeof(*e->mrs));
 	e->peers = calloc(c->max_peers, sizeof(*e->peers));

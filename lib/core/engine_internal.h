@@ -381,6 +381,7 @@ struct mrcp_engine {
 
 	struct eng_mr *mrs;      /* max_mrs entries */
 	uint32_t mr_slot_bits;   /* D68: a key's low bits name its slot */
+	uint32_t mr_slot_mask;   /* (1 << mr_slot_bits) - 1, for the per-packet lookup */
 	uint32_t mr_rr;          /* next slot to try: a freed slot is reused late */
 	struct mrcp_prng key_prng; /* D68: key tags only, never the main PRNG */
 	struct eng_pd *pds;      /* D67: max_pds + 1 entries (slot 0 unused: the
@@ -388,6 +389,7 @@ struct mrcp_engine {
 
 	struct qp *qps;
 	uint32_t qp_slot_bits;
+	uint32_t qp_slot_mask;   /* (1 << qp_slot_bits) - 1, for the per-packet lookup */
 	uint32_t qpn_seq;
 	uint32_t qp_rr;          /* round-robin cursor */
 	uint32_t ready_head, ready_tail;
@@ -441,7 +443,7 @@ static inline uint64_t mrcp__stall_rearm(const struct mrcp_engine *e, uint64_t e
 /* engine.c; the per-packet lookups and conversions are inline here */
 static inline struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)
 {
-	struct qp *qp = &e->qps[qpn & ((1u << e->qp_slot_bits) - 1)];
+	struct qp *qp = &e->qps[qpn & e->qp_slot_mask];
 
 	if (!qp->used || qp->qpn != qpn)
 		return NULL;
@@ -451,7 +453,7 @@ static inline struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)
 /* D68: the region slot a key names (its low mr_slot_bits bits). */
 static inline uint32_t mrcp__mr_slot(const struct mrcp_engine *e, uint32_t key)
 {
-	return key & ((1u << e->mr_slot_bits) - 1);
+	return key & e->mr_slot_mask;
 }
 
 /* The region of @key (every bit of it, so a stale or guessed tag misses),
