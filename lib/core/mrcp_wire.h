@@ -532,6 +532,31 @@ static inline size_t mrcp_sack_hdr_write(uint8_t *hdr, uint32_t dest_qp, const s
 	return sizeof(*b) + sizeof(*w) + sizeof(*c);
 }
 
+/**
+ * The bytes mrcp_pkt_init(MRCP_OP_ACK, @dest_qp, @psn) with AETH @syndrome,
+ * @msn and mrcp_pkt_encode_hdr() would write, without their checks:
+ * @syndrome is one of enum MRCP_AETH_*, @dest_qp and @psn 24 bits (the
+ * engine's AETHs). Inline: once per message acknowledged. @hdr holds 16
+ * bytes. @return 16.
+ */
+static inline size_t mrcp_ack_hdr_write(uint8_t *hdr, uint32_t dest_qp, uint32_t psn, uint8_t syndrome,
+					uint16_t msn)
+{
+	struct mrcp_bth_wire *b = (struct mrcp_bth_wire *)hdr;
+	struct mrcp_aeth_wire *a = (struct mrcp_aeth_wire *)(hdr + sizeof(*b));
+
+	b->opcode = MRCP_OP_ACK;
+	b->flags = 0;                              /* SE, MigReq, PadCnt, TVer 0 (D10) */
+	mrcp_put_be16(b->pkey, MRCP_PKEY_DEFAULT); /* D10 */
+	b->rsvd = 0;
+	mrcp_put_be24(b->dest_qp, dest_qp);
+	b->flags2 = 0;                             /* no TSETH on control packets */
+	mrcp_put_be24(b->psn, psn);                /* D11 */
+	a->syndrome = syndrome;
+	mrcp_put_be24(a->msn, msn);                /* D21: 16 bits, zero-extended */
+	return sizeof(*b) + sizeof(*a);
+}
+
 /* ---- the Write fast path ----------------------------------------------------
  * A message's packets differ only in opcode, PadCnt, AckReq, rtx, PSN, the
  * TSETH timestamp and the RETH VA. The requester writes one template per

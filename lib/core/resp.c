@@ -153,20 +153,17 @@ static void send_nack(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint32
 static void send_aeth(struct mrcp_engine *e, struct qp *qp, uint8_t syndrome, uint8_t port)
 {
 	struct mrcp_tx *tx = mrcp__ctl_alloc(e);
-	struct mrcp_pkt p;
-	int hl;
+	uint16_t msn = (uint16_t)(qp->rcv_msn - 1); /* D21: highest completed in order */
 
 	if (tx == NULL)
 		return;
-	mrcp_pkt_init(&p, MRCP_OP_ACK, qp->dqpn, qp->last_released_psn); /* D11 */
-	p.aeth.syndrome = syndrome;
-	p.aeth.msn = (uint16_t)(qp->rcv_msn - 1); /* D21: highest completed in order */
-	hl = mrcp_pkt_encode_hdr(&p, tx->hdr, sizeof(tx->hdr));
-	tx->hdr_len = (uint16_t)(hl > 0 ? hl : 0);
+	/* D11: BTH.PSN is the last released PSN; the syndromes are the
+	 * callers' constants, dqpn was checked at connect */
+	tx->hdr_len = (uint16_t)mrcp_ack_hdr_write(tx->hdr, qp->dqpn, qp->last_released_psn, syndrome, msn);
 	tx->opcode = MRCP_OP_ACK;
 	tx->psn = qp->last_released_psn;
 	mrcp__ctl_route(e, qp, tx, port);
-	qp->rcv_acked_msn = p.aeth.msn;
+	qp->rcv_acked_msn = msn;
 	qp->c.ack_tx++;
 }
 

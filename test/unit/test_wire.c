@@ -2623,6 +2623,47 @@ TEST(wire, sack_hdr_write__equals_sack_encode)
 	}
 }
 
+/* The engine's inline AETH writer: the bytes of mrcp_pkt_init(ACK) and
+ * mrcp_pkt_encode_hdr() for every syndrome, extreme and random fields. */
+TEST(wire, ack_hdr_write__equals_full_encode)
+{
+	static const uint8_t syn[] = { MRCP_AETH_ACK, MRCP_AETH_NAK_INVALID_REQ, MRCP_AETH_NAK_REMOTE_ACCESS,
+				       MRCP_AETH_NAK_REMOTE_OP };
+	uint64_t x = 0x2545F4914F6CDD1Dull;
+
+	for (unsigned i = 0; i < 4 * 50; i++) {
+		struct mrcp_pkt p;
+		uint32_t qpn, psn;
+		uint16_t msn;
+		uint8_t want[64], got[64];
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (i < 4) {
+			qpn = psn = 0;
+			msn = 0;
+		} else if (i < 8) {
+			qpn = MRCP_QPN_MASK;
+			psn = 0xFFFFFFu;
+			msn = 0xFFFF;
+		} else {
+			qpn = (uint32_t)x & MRCP_QPN_MASK;
+			psn = (uint32_t)(x >> 24) & 0xFFFFFFu;
+			msn = (uint16_t)(x >> 48);
+		}
+		ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_ACK, qpn, psn));
+		p.aeth.syndrome = syn[i % 4];
+		p.aeth.msn = msn;
+		memset(want, 0x5A, sizeof(want));
+		memset(got, 0xA5, sizeof(got));
+		ASSERT_EQ(16, mrcp_pkt_encode_hdr(&p, want, sizeof(want)));
+		ASSERT_EQ(16, (int)mrcp_ack_hdr_write(got, qpn, psn, syn[i % 4], msn));
+		ASSERT_TRUE(memcmp(want, got, 16) == 0);
+		ASSERT_EQ(0xA5, got[16]);
+	}
+}
+
 TEST(wire, sack_encode__rejects_short_cap_and_bad_fields)
 {
 	struct mrcp_seth seth = seth_sample;
