@@ -144,7 +144,25 @@ static inline bool mrcp__peer_on_plane(const struct peer *p, uint8_t port, const
 	if (port == 0 || port > p->n_ports)
 		return false;
 	a = &p->port_addr[port - 1];
-	return a->family == src->family && memcmp(a->a, src->a, a->family == 4 ? 4 : 16) == 0;
+	if (a->family != src->family)
+		return false;
+	/* per packet: word compares, not a call to memcmp */
+	if (a->family == 4) {
+		uint32_t x, y;
+
+		memcpy(&x, a->a, 4);
+		memcpy(&y, src->a, 4);
+		return x == y;
+	}
+	{
+		uint64_t x0, x1, y0, y1;
+
+		memcpy(&x0, a->a, 8);
+		memcpy(&x1, a->a + 8, 8);
+		memcpy(&y0, src->a, 8);
+		memcpy(&y1, src->a + 8, 8);
+		return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+	}
 }
 
 /* ---- requester state ------------------------------------------------------- */
@@ -363,6 +381,7 @@ struct mrcp_engine {
 
 	struct eng_mr *mrs;      /* max_mrs entries */
 	uint32_t mr_slot_bits;   /* D68: a key's low bits name its slot */
+	uint32_t mr_slot_mask;   /* (1 << mr_slot_bits) - 1, for the per-packet lookup */
 	uint32_t mr_rr;          /* next slot to try: a freed slot is reused late */
 	struct mrcp_prng key_prng; /* D68: key tags only, never the main PRNG */
 	struct eng_pd *pds;      /* D67: max_pds + 1 entries (slot 0 unused: the
@@ -370,6 +389,7 @@ struct mrcp_engine {
 
 	struct qp *qps;
 	uint32_t qp_slot_bits;
+	uint32_t qp_slot_mask;   /* (1 << qp_slot_bits) - 1, for the per-packet lookup */
 	uint32_t qpn_seq;
 	uint32_t qp_rr;          /* round-robin cursor */
 	uint32_t ready_head, ready_tail;
@@ -401,6 +421,10 @@ struct mrcp_engine {
 	uint64_t ep_last_probe_ns[MRCP_MAX_PORTS];
 	uint64_t stall_end_ns;   /* D65: end of the latest local stall; 0 = none yet */
 	uint64_t port_free_ns[MRCP_MAX_PORTS]; /* D65: when port i+1's TX stage drains of the data sent so far (estimate) */
+	/* the last packet size each port's drain time was computed for, and
+	 * that time (nominal x 8 / port_bps, ns): most packets are MTU-sized */
+	uint16_t port_tx_nominal[MRCP_MAX_PORTS];
+	uint64_t port_tx_ns[MRCP_MAX_PORTS];
 
 	struct mrcp_engine_counters c;
 	struct mrcp_probe_rtt_hist probe_rtt; /* EV probe answers (ep.c) */
@@ -419,7 +443,7 @@ static inline uint64_t mrcp__stall_rearm(const struct mrcp_engine *e, uint64_t e
 /* engine.c; the per-packet lookups and conversions are inline here */
 static inline struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)
 {
-	struct qp *qp = &e->qps[qpn & ((1u << e->qp_slot_bits) - 1)];
+	struct qp *qp = &e->qps[qpn & e->qp_slot_mask];
 
 	if (!qp->used || qp->qpn != qpn)
 		return NULL;
@@ -429,7 +453,7 @@ static inline struct qp *mrcp__qp_lookup(struct mrcp_engine *e, uint32_t qpn)
 /* D68: the region slot a key names (its low mr_slot_bits bits). */
 static inline uint32_t mrcp__mr_slot(const struct mrcp_engine *e, uint32_t key)
 {
-	return key & ((1u << e->mr_slot_bits) - 1);
+	return key & e->mr_slot_mask;
 }
 
 /* The region of @key (every bit of it, so a stale or guessed tag misses),

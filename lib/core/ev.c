@@ -381,13 +381,19 @@ static int dl_cmp_u32(const void *a, const void *b)
 
 static void ev_perm_shuffle(struct mrcp_ev_set *s)
 {
-	for (unsigned i = s->n_perm; i > 1; i--) {
-		unsigned j = mrcp_prng_below(s->prng, i);
-		uint16_t t = s->perm[i - 1];
+	/* the generator's state in a local for the loop (the same draws):
+	 * kept in registers, not loaded and stored once per EV */
+	struct mrcp_prng r = *s->prng;
+	uint16_t *perm = s->perm;
 
-		s->perm[i - 1] = s->perm[j];
-		s->perm[j] = t;
+	for (unsigned i = s->n_perm; i > 1; i--) {
+		unsigned j = mrcp_prng_below(&r, i);
+		uint16_t t = perm[i - 1];
+
+		perm[i - 1] = perm[j];
+		perm[j] = t;
 	}
+	*s->prng = r;
 }
 
 /* A new rotation: reshuffle and start over (D42). */

@@ -491,6 +491,72 @@ int mrcp_pkt_decode_hdr(const void *buf, size_t len, struct mrcp_pkt *p);
 int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struct mrcp_cc_state *cc,
 		     void *buf, size_t cap);
 
+/**
+ * The bytes of mrcp_sack_encode(@dest_qp, @seth, @cc) for fields in range,
+ * without its checks: @dest_qp and seth->cack_psn 24 bits, seth->m at most
+ * MRCP_VERDICT_ALWAYS_SKIP, cc_type and cc_flags 4 bits, cc->ooo_count 15,
+ * cc->rcv_cwnd_pen 7 and cc->rcvd_bytes 24 (the caller's guarantee: the
+ * engine's SACKs). Inline, so the caller's two structs are only names for
+ * its values: once per SACK sent. @hdr holds 48 bytes. @return 48.
+ */
+static inline size_t mrcp_sack_hdr_write(uint8_t *hdr, uint32_t dest_qp, const struct mrcp_seth *seth,
+					 const struct mrcp_cc_state *cc)
+{
+	struct mrcp_bth_wire *b = (struct mrcp_bth_wire *)hdr;
+	struct mrcp_seth_wire *w = (struct mrcp_seth_wire *)(hdr + sizeof(*b));
+	struct mrcp_cc_state_wire *c = (struct mrcp_cc_state_wire *)(hdr + sizeof(*b) + sizeof(*w));
+
+	b->opcode = MRCP_OP_SACK;
+	b->flags = 0;                               /* SE, MigReq, PadCnt, TVer 0 (D10) */
+	mrcp_put_be16(b->pkey, MRCP_PKEY_DEFAULT);  /* D10 */
+	b->rsvd = 0;
+	mrcp_put_be24(b->dest_qp, dest_qp);
+	b->flags2 = 0;                              /* no TSETH on control packets */
+	mrcp_put_be24(b->psn, seth->cack_psn);      /* D11 */
+	w->prologue = 0;                            /* D14 */
+	w->flags = (uint8_t)((unsigned)seth->m << 5 | (seth->pr ? 0x02u : 0)); /* m(6:5) pr(1) */
+	mrcp_put_be16(w->ack_psn_offset, (uint16_t)seth->ack_psn_offset);
+	mrcp_put_be32(w->entropy, seth->entropy);
+	mrcp_put_be16(w->spdcid, seth->spdcid);     /* D15 */
+	mrcp_put_be16(w->dpdcid, seth->dpdcid);
+	w->svc_time = seth->svc_time;               /* D17 */
+	mrcp_put_be24(w->cack_psn, seth->cack_psn);
+	w->cc_type_flags = (uint8_t)(seth->cc_type << 4 | seth->cc_flags); /* D16 */
+	w->mpr = seth->mpr;
+	mrcp_put_be16(w->sack_offset, (uint16_t)seth->sack_offset); /* D27 */
+	mrcp_put_be64(w->sack_bitmap, seth->sack_bitmap);           /* D26 */
+	mrcp_put_be16(c->tx_timestamp, cc->tx_timestamp);
+	mrcp_put_be16(c->ooo_count, cc->ooo_count);                 /* D18 */
+	c->rc_pen = (uint8_t)((cc->r_c ? 0x80u : 0) | cc->rcv_cwnd_pen); /* D55 */
+	mrcp_put_be24(c->rcvd_bytes, cc->rcvd_bytes);                /* D19 */
+	return sizeof(*b) + sizeof(*w) + sizeof(*c);
+}
+
+/**
+ * The bytes mrcp_pkt_init(MRCP_OP_ACK, @dest_qp, @psn) with AETH @syndrome,
+ * @msn and mrcp_pkt_encode_hdr() would write, without their checks:
+ * @syndrome is one of enum MRCP_AETH_*, @dest_qp and @psn 24 bits (the
+ * engine's AETHs). Inline: once per message acknowledged. @hdr holds 16
+ * bytes. @return 16.
+ */
+static inline size_t mrcp_ack_hdr_write(uint8_t *hdr, uint32_t dest_qp, uint32_t psn, uint8_t syndrome,
+					uint16_t msn)
+{
+	struct mrcp_bth_wire *b = (struct mrcp_bth_wire *)hdr;
+	struct mrcp_aeth_wire *a = (struct mrcp_aeth_wire *)(hdr + sizeof(*b));
+
+	b->opcode = MRCP_OP_ACK;
+	b->flags = 0;                              /* SE, MigReq, PadCnt, TVer 0 (D10) */
+	mrcp_put_be16(b->pkey, MRCP_PKEY_DEFAULT); /* D10 */
+	b->rsvd = 0;
+	mrcp_put_be24(b->dest_qp, dest_qp);
+	b->flags2 = 0;                             /* no TSETH on control packets */
+	mrcp_put_be24(b->psn, psn);                /* D11 */
+	a->syndrome = syndrome;
+	mrcp_put_be24(a->msn, msn);                /* D21: 16 bits, zero-extended */
+	return sizeof(*b) + sizeof(*a);
+}
+
 /* ---- the Write fast path ----------------------------------------------------
  * A message's packets differ only in opcode, PadCnt, AckReq, rtx, PSN, the
  * TSETH timestamp and the RETH VA. The requester writes one template per

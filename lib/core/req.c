@@ -134,10 +134,17 @@ static void ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint
 
 	if (n > sent)
 		n = sent;
+	struct sb_entry *sb = qp->sb;
+	uint32_t mask = qp->sb_mask, gone = 0;
+	uint64_t gone_bytes = 0;
+
 	if (n <= 0)
 		return;
+	/* the list counts of the entries taken off the send-order list are
+	 * summed and applied once (out_forget), before undo_charge() (its EV
+	 * event may reach code that reads them) and at the end */
 	for (int32_t i = 0; i < n; i++, una = mrcp_psn_add(una, 1)) {
-		struct sb_entry *en = sb_at(qp, una);
+		struct sb_entry *en = &sb[una & mask];
 
 		if (!(en->flags & SB_SACKED)) {
 			uint64_t w = acked_wire(e, en);
@@ -150,10 +157,20 @@ static void ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint
 				qp->evs.evs[en->ev].c.sacked++;
 				mrcp_ev_proven(&qp->evs, en->ev); /* D65 */
 			}
-			if (en->charged)
+			if (en->charged) {
+				out_forget(qp, gone, gone_bytes);
+				gone = 0;
+				gone_bytes = 0;
 				undo_charge(e, qp, en, false);
+				sb = qp->sb;
+				mask = qp->sb_mask;
+			}
 		}
-		out_remove(qp, una);
+		if (en->flags & SB_OUT) {
+			out_unlink(qp, sb, mask, en);
+			gone++;
+			gone_bytes += en->nominal;
+		}
 		if (en->flags & SB_SUSPECT) {
 			suspect_drop(qp, en);
 			qp->c.suspects_cleared++;
@@ -162,6 +179,7 @@ static void ack_through(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint
 			qp->n_rtxq--;
 		en->flags = 0;
 	}
+	out_forget(qp, gone, gone_bytes);
 	qp->snd_una = una;
 	if (newest_sent != NULL)
 		*newest_sent = newest;

@@ -64,6 +64,34 @@ static inline void out_remove(struct qp *qp, uint32_t psn)
 	qp->cc->inflight -= en->nominal;
 }
 
+/* out_remove() of SB_OUT entry @en of scoreboard @sb (qp->sb, qp->sb_mask
+ * as @mask) without the counts: the caller takes one packet and
+ * en->nominal bytes out of n_out, outstanding_bytes and the QPCC's inflight
+ * (out_forget) before anything else can read them. For a loop over many
+ * entries, with the scoreboard's address in registers. */
+static inline void out_unlink(struct qp *qp, struct sb_entry *sb, uint32_t mask, struct sb_entry *en)
+{
+	uint32_t prev = en->prev, next = en->next;
+
+	if (prev != NIL)
+		sb[prev & mask].next = next;
+	else
+		qp->out_head = next;
+	if (next != NIL)
+		sb[next & mask].prev = prev;
+	else
+		qp->out_tail = prev;
+	en->flags &= (uint8_t)~SB_OUT;
+}
+
+/* The counts of @n packets of @bytes that out_unlink() took off the list. */
+static inline void out_forget(struct qp *qp, uint32_t n, uint64_t bytes)
+{
+	qp->n_out -= n;
+	qp->outstanding_bytes -= bytes;
+	qp->cc->inflight -= bytes;
+}
+
 /* Take @psn off the wire and queue it for retransmission (D31). The caller
  * gives the CC its signal, if any, after this: on_loss, on_nack or
  * on_timeout see inflight without the packet. */

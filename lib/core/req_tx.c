@@ -160,12 +160,21 @@ static MRCP_PKT_INLINE void on_sent(struct mrcp_engine *e, struct qp *qp, uint32
 		/* D65: the port's TX stage drains at the port's rate */
 		uint8_t port = qp->evs.evs[ev].port;
 		uint64_t *free_ns = &e->port_free_ns[port - 1], start = *free_ns;
-		uint64_t bps = e->cfg.port_bps[port - 1];
+		uint64_t drain;
 
 		if (mrcp_time_lt(start, e->now) || start - e->now > ONE_SECOND_NS)
 			start = e->now;
 		en->tx_wait_ns = (uint32_t)(start - e->now);
-		*free_ns = start + (bps ? (uint64_t)en->nominal * 8000000000ull / bps : 0);
+		if (en->nominal == e->port_tx_nominal[port - 1]) {
+			drain = e->port_tx_ns[port - 1]; /* the same size as the last: no division */
+		} else {
+			uint64_t bps = e->cfg.port_bps[port - 1];
+
+			drain = bps ? (uint64_t)en->nominal * 8000000000ull / bps : 0;
+			e->port_tx_nominal[port - 1] = en->nominal;
+			e->port_tx_ns[port - 1] = drain;
+		}
+		*free_ns = start + drain;
 	}
 	en->sent_ns = e->now;
 	en->deadline_ns = e->now + ival;

@@ -81,7 +81,6 @@ static void send_sack(struct mrcp_engine *e, struct qp *qp, uint32_t trig_psn, u
 	uint32_t cack = qp->rcv_cack, base, lo;
 	int32_t off;
 	uint8_t pen;
-	int hl;
 
 	qp->new_since_sack = 0;
 	qp->sack_due = false;
@@ -118,8 +117,9 @@ static void send_sack(struct mrcp_engine *e, struct qp *qp, uint32_t trig_psn, u
 	cc.r_c = pen == 0 && qp->pen_was_on; /* D55 */
 	qp->pen_was_on = pen != 0;
 	cc.rcvd_bytes = (uint32_t)(qp->rcvd_bytes >> 8) & 0xFFFFFF; /* D19 */
-	hl = mrcp_sack_encode(qp->dqpn, &seth, &cc, tx->hdr, sizeof(tx->hdr));
-	tx->hdr_len = (uint16_t)(hl > 0 ? hl : 0);
+	/* every field is in range: dqpn was checked at connect, the rest
+	 * are masked or bounded above */
+	tx->hdr_len = (uint16_t)mrcp_sack_hdr_write(tx->hdr, qp->dqpn, &seth, &cc);
 	tx->opcode = MRCP_OP_SACK;
 	tx->psn = cack;
 	mrcp__ctl_route(e, qp, tx, port);
@@ -153,20 +153,17 @@ static void send_nack(struct mrcp_engine *e, struct qp *qp, uint32_t psn, uint32
 static void send_aeth(struct mrcp_engine *e, struct qp *qp, uint8_t syndrome, uint8_t port)
 {
 	struct mrcp_tx *tx = mrcp__ctl_alloc(e);
-	struct mrcp_pkt p;
-	int hl;
+	uint16_t msn = (uint16_t)(qp->rcv_msn - 1); /* D21: highest completed in order */
 
 	if (tx == NULL)
 		return;
-	mrcp_pkt_init(&p, MRCP_OP_ACK, qp->dqpn, qp->last_released_psn); /* D11 */
-	p.aeth.syndrome = syndrome;
-	p.aeth.msn = (uint16_t)(qp->rcv_msn - 1); /* D21: highest completed in order */
-	hl = mrcp_pkt_encode_hdr(&p, tx->hdr, sizeof(tx->hdr));
-	tx->hdr_len = (uint16_t)(hl > 0 ? hl : 0);
+	/* D11: BTH.PSN is the last released PSN; the syndromes are the
+	 * callers' constants, dqpn was checked at connect */
+	tx->hdr_len = (uint16_t)mrcp_ack_hdr_write(tx->hdr, qp->dqpn, qp->last_released_psn, syndrome, msn);
 	tx->opcode = MRCP_OP_ACK;
 	tx->psn = qp->last_released_psn;
 	mrcp__ctl_route(e, qp, tx, port);
-	qp->rcv_acked_msn = p.aeth.msn;
+	qp->rcv_acked_msn = msn;
 	qp->c.ack_tx++;
 }
 
@@ -307,8 +304,9 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 		return;
 	}
 	m = mrcp_ce_table_update(&qp->ce, rx->ev, ce); /* D47 */
-	/* §4.1: duplicates are re-acknowledged, never placed */
-	if (d <= 0 || ((uint32_t)d <= qp->rW && rbit_get(qp, psn))) {
+	/* §4.1: duplicates are re-acknowledged, never placed. ooo counts
+	 * the bits set, so with none set (in order) no bit is read */
+	if (d <= 0 || ((uint32_t)d <= qp->rW && qp->ooo != 0 && rbit_get(qp, psn))) {
 		qp->c.rx_dup++;
 		qp->rcvd_bytes += mrcp__nominal(rx->len); /* D19 counts duplicates */
 		if (qp->mode == MRCP_MODE_MRC)
@@ -392,7 +390,7 @@ void mrcp__resp_on_data(struct mrcp_engine *e, struct qp *qp, const struct mrcp_
 		rbit_set(qp, psn);
 		qp->ooo++;
 	}
-	while (rbit_get(qp, mrcp_psn_add(qp->rcv_cack, 1))) {
+	while (qp->ooo != 0 && rbit_get(qp, mrcp_psn_add(qp->rcv_cack, 1))) {
 		qp->rcv_cack = mrcp_psn_add(qp->rcv_cack, 1);
 		rbit_clear(qp, qp->rcv_cack);
 		qp->ooo--;

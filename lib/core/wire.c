@@ -171,8 +171,40 @@ int mrcp_bth_encode(const struct mrcp_bth *h, void *buf, size_t cap)
 	return (int)sizeof(*w);
 }
 
+/* SETH fields of @w (the length was checked): inline in the SACK decode */
+static inline __attribute__((always_inline)) void seth_get(const struct mrcp_seth_wire *w, struct mrcp_seth *h)
+{
+	uint8_t m;
+
+	/* D14: prologue ignored. §3.4: verdict 3 is treated as NONE. */
+	m = (uint8_t)(w->flags >> SETH_M_SHIFT & SETH_M_MASK);
+	h->m = m > MRCP_VERDICT_ALWAYS_SKIP ? MRCP_VERDICT_NONE : m;
+	h->pr = (w->flags & SETH_PR) != 0;
+	h->ack_psn_offset = (int16_t)mrcp_get_be16(w->ack_psn_offset);
+	h->entropy = mrcp_get_be32(w->entropy);
+	h->spdcid = mrcp_get_be16(w->spdcid);
+	h->dpdcid = mrcp_get_be16(w->dpdcid);
+	h->svc_time = w->svc_time;
+	h->cack_psn = mrcp_get_be24(w->cack_psn);
+	h->cc_type = (uint8_t)(w->cc_type_flags >> CC_TYPE_SHIFT); /* D16: any value decodes */
+	h->cc_flags = w->cc_type_flags & CC_NIBBLE_MASK;
+	h->mpr = w->mpr;
+	h->sack_offset = (int16_t)mrcp_get_be16(w->sack_offset);
+	h->sack_bitmap = mrcp_get_be64(w->sack_bitmap);
+}
+
+/* CC_STATE fields of @w (the length was checked) */
+static inline __attribute__((always_inline)) void cc_state_get(const struct mrcp_cc_state_wire *w, struct mrcp_cc_state *h)
+{
+	h->tx_timestamp = mrcp_get_be16(w->tx_timestamp);
+	h->ooo_count = mrcp_get_be16(w->ooo_count) & CC_OOO_MASK;
+	h->r_c = (w->rc_pen & CC_RC) != 0;
+	h->rcv_cwnd_pen = w->rc_pen & CC_PEN_MASK;
+	h->rcvd_bytes = mrcp_get_be24(w->rcvd_bytes);
+}
+
 /* The fields of a BTH whose opcode and TVer were checked. */
-static void bth_fill(const struct mrcp_bth_wire *w, struct mrcp_bth *h)
+static inline __attribute__((always_inline)) void bth_fill(const struct mrcp_bth_wire *w, struct mrcp_bth *h)
 {
 	/* three words: opcode flags pkey | rsvd dest_qp | flags2 psn */
 	const uint8_t *b = (const uint8_t *)w;
@@ -366,27 +398,10 @@ int mrcp_seth_encode(const struct mrcp_seth *h, void *buf, size_t cap)
 
 int mrcp_seth_decode(const void *buf, size_t len, struct mrcp_seth *h)
 {
-	const struct mrcp_seth_wire *w = buf;
-	uint8_t m;
-
-	if (len < sizeof(*w))
+	if (len < sizeof(struct mrcp_seth_wire))
 		return -EBADMSG;
-	/* D14: prologue ignored. §3.4: verdict 3 is treated as NONE. */
-	m = (uint8_t)(w->flags >> SETH_M_SHIFT & SETH_M_MASK);
-	h->m = m > MRCP_VERDICT_ALWAYS_SKIP ? MRCP_VERDICT_NONE : m;
-	h->pr = (w->flags & SETH_PR) != 0;
-	h->ack_psn_offset = (int16_t)mrcp_get_be16(w->ack_psn_offset);
-	h->entropy = mrcp_get_be32(w->entropy);
-	h->spdcid = mrcp_get_be16(w->spdcid);
-	h->dpdcid = mrcp_get_be16(w->dpdcid);
-	h->svc_time = w->svc_time;
-	h->cack_psn = mrcp_get_be24(w->cack_psn);
-	h->cc_type = (uint8_t)(w->cc_type_flags >> CC_TYPE_SHIFT); /* D16: any value decodes */
-	h->cc_flags = w->cc_type_flags & CC_NIBBLE_MASK;
-	h->mpr = w->mpr;
-	h->sack_offset = (int16_t)mrcp_get_be16(w->sack_offset);
-	h->sack_bitmap = mrcp_get_be64(w->sack_bitmap);
-	return (int)sizeof(*w);
+	seth_get(buf, h);
+	return (int)sizeof(struct mrcp_seth_wire);
 }
 
 /* ---- CC_STATE ------------------------------------------------------------- */
@@ -409,16 +424,10 @@ int mrcp_cc_state_encode(const struct mrcp_cc_state *h, void *buf, size_t cap)
 
 int mrcp_cc_state_decode(const void *buf, size_t len, struct mrcp_cc_state *h)
 {
-	const struct mrcp_cc_state_wire *w = buf;
-
-	if (len < sizeof(*w))
+	if (len < sizeof(struct mrcp_cc_state_wire))
 		return -EBADMSG;
-	h->tx_timestamp = mrcp_get_be16(w->tx_timestamp);
-	h->ooo_count = mrcp_get_be16(w->ooo_count) & CC_OOO_MASK;
-	h->r_c = (w->rc_pen & CC_RC) != 0;
-	h->rcv_cwnd_pen = w->rc_pen & CC_PEN_MASK;
-	h->rcvd_bytes = mrcp_get_be24(w->rcvd_bytes);
-	return (int)sizeof(*w);
+	cc_state_get(buf, h);
+	return (int)sizeof(struct mrcp_cc_state_wire);
 }
 
 /* ---- NETH ----------------------------------------------------------------- */
@@ -976,9 +985,9 @@ int mrcp_pkt_decode_rx(const void *buf, size_t len, struct mrcp_pkt *p)
 		memset(&p->tseth, 0, sizeof(p->tseth));
 		memset(&p->reth, 0, sizeof(p->reth));
 		p->imm = 0;
-		mrcp_seth_decode(b + sizeof(*w), sizeof(struct mrcp_seth_wire), &p->seth);
-		mrcp_cc_state_decode(b + sizeof(*w) + sizeof(struct mrcp_seth_wire),
-				     sizeof(struct mrcp_cc_state_wire), &p->cc);
+		seth_get((const struct mrcp_seth_wire *)(b + sizeof(*w)), &p->seth);
+		cc_state_get((const struct mrcp_cc_state_wire *)(b + sizeof(*w) + sizeof(struct mrcp_seth_wire)),
+			     &p->cc);
 		p->payload = b + len;
 		p->payload_len = 0;
 		return 0;

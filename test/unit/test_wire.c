@@ -2572,6 +2572,98 @@ TEST(wire, sack_encode__equals_full_encode)
 	}
 }
 
+/* The engine's inline writer: the same bytes as mrcp_sack_encode() for
+ * every field in range - the samples, the maxima, zeros, and fields drawn at
+ * random within their widths. */
+TEST(wire, sack_hdr_write__equals_sack_encode)
+{
+	static const uint32_t qpns[] = { 0, 0x42, MRCP_QPN_MASK };
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+
+	for (unsigned i = 0; i < 3 + 200; i++) {
+		struct mrcp_seth seth;
+		struct mrcp_cc_state cc;
+		uint32_t qpn;
+		uint8_t want[64], got[64];
+
+		if (i < 3) {
+			seth = i == 0 ? seth_sample : i == 1 ? seth_max : (struct mrcp_seth){ 0 };
+			cc = i == 0 ? cc_sample : i == 1 ? cc_max : (struct mrcp_cc_state){ 0 };
+			qpn = qpns[i];
+		} else {
+			uint64_t r[4];
+
+			for (unsigned k = 0; k < 4; k++) { /* xorshift64 */
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				r[k] = x;
+			}
+			qpn = (uint32_t)r[0] & MRCP_QPN_MASK;
+			seth = (struct mrcp_seth){
+				.m = (uint8_t)(r[0] >> 24) % 3, .pr = (r[0] >> 26 & 1) != 0,
+				.ack_psn_offset = (int16_t)(r[0] >> 32), .entropy = (uint32_t)r[1],
+				.spdcid = (uint16_t)(r[1] >> 32), .dpdcid = (uint16_t)(r[1] >> 48),
+				.svc_time = (uint8_t)(r[0] >> 48), .cack_psn = (uint32_t)r[2] & 0xFFFFFF,
+				.cc_type = (uint8_t)(r[2] >> 24 & 0xF), .cc_flags = (uint8_t)(r[2] >> 28 & 0xF),
+				.mpr = (uint8_t)(r[2] >> 32), .sack_offset = (int16_t)(r[2] >> 40), .sack_bitmap = r[3],
+			};
+			cc = (struct mrcp_cc_state){
+				.tx_timestamp = (uint16_t)(r[0] >> 56 | r[1] << 8), .ooo_count = (uint16_t)(r[3] & 0x7FFF),
+				.r_c = (r[3] >> 15 & 1) != 0, .rcv_cwnd_pen = (uint8_t)(r[3] >> 16 & 0x7F),
+				.rcvd_bytes = (uint32_t)(r[3] >> 24) & 0xFFFFFF,
+			};
+		}
+		memset(want, 0x5A, sizeof(want));
+		memset(got, 0xA5, sizeof(got));
+		ASSERT_EQ(48, mrcp_sack_encode(qpn, &seth, &cc, want, sizeof(want)));
+		ASSERT_EQ(48, (int)mrcp_sack_hdr_write(got, qpn, &seth, &cc));
+		ASSERT_TRUE(memcmp(want, got, 48) == 0);
+		ASSERT_EQ(0xA5, got[48]);
+	}
+}
+
+/* The engine's inline AETH writer: the bytes of mrcp_pkt_init(ACK) and
+ * mrcp_pkt_encode_hdr() for every syndrome, extreme and random fields. */
+TEST(wire, ack_hdr_write__equals_full_encode)
+{
+	static const uint8_t syn[] = { MRCP_AETH_ACK, MRCP_AETH_NAK_INVALID_REQ, MRCP_AETH_NAK_REMOTE_ACCESS,
+				       MRCP_AETH_NAK_REMOTE_OP };
+	uint64_t x = 0x2545F4914F6CDD1Dull;
+
+	for (unsigned i = 0; i < 4 * 50; i++) {
+		struct mrcp_pkt p;
+		uint32_t qpn, psn;
+		uint16_t msn;
+		uint8_t want[64], got[64];
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (i < 4) {
+			qpn = psn = 0;
+			msn = 0;
+		} else if (i < 8) {
+			qpn = MRCP_QPN_MASK;
+			psn = 0xFFFFFFu;
+			msn = 0xFFFF;
+		} else {
+			qpn = (uint32_t)x & MRCP_QPN_MASK;
+			psn = (uint32_t)(x >> 24) & 0xFFFFFFu;
+			msn = (uint16_t)(x >> 48);
+		}
+		ASSERT_EQ(0, mrcp_pkt_init(&p, MRCP_OP_ACK, qpn, psn));
+		p.aeth.syndrome = syn[i % 4];
+		p.aeth.msn = msn;
+		memset(want, 0x5A, sizeof(want));
+		memset(got, 0xA5, sizeof(got));
+		ASSERT_EQ(16, mrcp_pkt_encode_hdr(&p, want, sizeof(want)));
+		ASSERT_EQ(16, (int)mrcp_ack_hdr_write(got, qpn, psn, syn[i % 4], msn));
+		ASSERT_TRUE(memcmp(want, got, 16) == 0);
+		ASSERT_EQ(0xA5, got[16]);
+	}
+}
+
 TEST(wire, sack_encode__rejects_short_cap_and_bad_fields)
 {
 	struct mrcp_seth seth = seth_sample;
