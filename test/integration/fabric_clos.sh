@@ -142,7 +142,7 @@ for h in a b; do
 	# (fabric_health.py exits 2 without them), but the bounds themselves
 	# are a known gap of loss inference on this fabric (issue 11's note:
 	# a quiet CI run had 2,313 EV state changes on mrcd a's healthy steps;
-	# with D74, 7 of 12 runs on a loaded host met them, every other one
+	# with D74, 9 of 16 runs on a shared host met them, every other one
 	# failed on 1-6 RTO rounds that were not silent because a resend was
 	# due; docs/benchmarks.md "Healthy churn on the fabric, by cause")
 	if [ "${FABRIC_CLOS_HEALTH:-0}" = 1 ]; then
