@@ -63,15 +63,17 @@ static uint64_t acked_wire(struct mrcp_engine *e, struct sb_entry *en)
 
 /* The longest RTT worth waiting for a SACK: the largest sample of this
  * window or the last (min_rtt and the latest as floors), the base RTT
- * before any sample; at most T / 2, so a verdict always comes before an
- * RTO would. */
+ * before any sample; at most T (D74: a suspect's verdict waits for the
+ * slowest healthy path the samples show, up to the RTO interval - a cap
+ * of T / 2 declared packets in a deeper queue lost while their SACKs
+ * were on the way). */
 static uint64_t rtt_hi(const struct mrcp_engine *e, const struct qp *qp)
 {
 	uint64_t r = max_u64(max_u64(qp->rtt_cur_ns, qp->rtt_prev_ns), max_u64(qp->min_rtt_ns, qp->rack_rtt_ns));
 
 	if (r == 0)
 		r = e->cfg.base_rtt_ns;
-	return r < qp->T_ns / 2 ? r : qp->T_ns / 2;
+	return r < qp->T_ns ? r : qp->T_ns;
 }
 
 /* reo_wnd: how much later a SACKed send may be than an unSACKed one before

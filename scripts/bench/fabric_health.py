@@ -34,9 +34,9 @@ one of three levels:
   configuration.md), losses inferred <= --max-loss (default 0.02) of the
   data packets sent (tx_data_pkts). On the fabric of fabric.sh (8 QPs of
   48 KiB windows into 64 KiB spine queues) packets on a spine whose queue
-  is deeper arrive after the 1 ms reordering window (D29) and are inferred
-  lost, then proved delivered (D64): docs/benchmarks.md "A routed fabric"
-  has the figures.
+  is deeper can come back after their suspect verdict (D65, D74) and are
+  inferred lost, then proved delivered (D64): docs/benchmarks.md "A routed
+  fabric" has the figures.
   --lossless: every inferred loss disproved (losses == losses_undone: none
   stood), rtx_spurious and rx_dup 0, ev_state_changes <= 2 x losses_undone.
   --exact: --lossless and ev_state_changes 0 (the issue's target).

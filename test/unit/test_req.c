@@ -1236,6 +1236,65 @@ TEST(req, rtt_hi__a_late_copy_given_up_for_lost_is_no_sample)
 	fx_fini(&f);
 }
 
+/* D74: a suspect's verdict waits for the slowest RTT sampled on a healthy
+ * path up to T, not T / 2. PSN 0 at T0, PSN 1 6 us later and acknowledged
+ * with a 200 us RTT (above T / 2, 131 us): PSN 0 is suspect, and its
+ * verdict falls 3 x 200 us + reo_wnd after its send (a QP's first SACKs,
+ * D65), not 3 x 131 us, while the peer keeps talking. */
+TEST(req, verdict_waits_for_an_rtt_above_half_the_rto)
+{
+	struct fx f;
+	uint64_t rtt = 200704, old, verdict; /* a multiple of the 128 ns unit */
+
+	fx_init(&f);
+	ASSERT_U64_EQ(262144, f.qp->T_ns); /* timeout 8 (D32) */
+	two_sends(&f, 6000);
+	advance(&f, T0 + 4096 + rtt); /* the engine runs its timers on time */
+	f.now = T0 + 4096 + rtt;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, T0 + 4096); /* PSN 1: an RTT of 200 us */
+	ASSERT_U64_EQ(rtt, f.qp->rtt_cur_ns);
+	ASSERT_EQ(1, qc(&f).suspects);
+	ASSERT_EQ(0, qc(&f).losses);
+	old = T0 + 3 * (f.qp->T_ns / 2) + d65_reo(&f);
+	verdict = T0 + 3 * rtt + d65_reo(&f);
+	ASSERT_U64_EQ(verdict, sb(&f, 0)->not_before_ns);
+	/* past the verdict of a T / 2 cap: the peer talks, nothing is lost */
+	advance(&f, old + 4096);
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0);
+	drain(&f);
+	ASSERT_EQ(0, qc(&f).losses);
+	ASSERT_EQ(0, qc(&f).rtx_fast);
+	ASSERT_TRUE(sb(&f, 0)->flags & SB_SUSPECT);
+	advance(&f, verdict - 4096);
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0);
+	drain(&f);
+	ASSERT_EQ(0, qc(&f).losses);
+	/* its verdict: lost, resent */
+	advance(&f, verdict + 1024);
+	drain(&f);
+	ASSERT_EQ(1, qc(&f).losses);
+	ASSERT_EQ(1, qc(&f).rtx_fast);
+	fx_fini(&f);
+}
+
+/* D74: ... and never longer than T: a sample above T (a 400 us RTT) sets
+ * the verdict as T would. */
+TEST(req, verdict_waits_no_longer_than_the_rto)
+{
+	struct fx f;
+	uint64_t rtt = 409600;
+
+	fx_init(&f);
+	two_sends(&f, 6000);
+	advance(&f, T0 + 4096 + rtt);
+	f.now = T0 + 4096 + rtt;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, T0 + 4096);
+	ASSERT_U64_EQ(rtt, f.qp->rtt_cur_ns);
+	ASSERT_EQ(1, qc(&f).suspects);
+	ASSERT_U64_EQ(T0 + 3 * f.qp->T_ns + d65_reo(&f), sb(&f, 0)->not_before_ns);
+	fx_fini(&f);
+}
+
 /*
  * Was an engine bug (fixed) (req.c, mrcp__req_on_timer): tlp_time() and aeth_probe_time()
  * return UINT64_MAX for "not due", but the caller tests them with
