@@ -491,6 +491,19 @@ int mrcp_pkt_decode_hdr(const void *buf, size_t len, struct mrcp_pkt *p);
 int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struct mrcp_cc_state *cc,
 		     void *buf, size_t cap);
 
+/** The BTH of a control packet (SACK, AETH): @opcode to @dest_qp with
+ *  @psn, no flags, the default P_Key (D10), no TSETH (D11). */
+static inline void mrcp_ctl_bth_write(struct mrcp_bth_wire *b, uint8_t opcode, uint32_t dest_qp, uint32_t psn)
+{
+	b->opcode = opcode;
+	b->flags = 0;                              /* SE, MigReq, PadCnt, TVer 0 (D10) */
+	mrcp_put_be16(b->pkey, MRCP_PKEY_DEFAULT); /* D10 */
+	b->rsvd = 0;
+	mrcp_put_be24(b->dest_qp, dest_qp);
+	b->flags2 = 0;                             /* no TSETH on control packets */
+	mrcp_put_be24(b->psn, psn);                /* D11 */
+}
+
 /**
  * The bytes of mrcp_sack_encode(@dest_qp, @seth, @cc) for fields in range,
  * without its checks: @dest_qp and seth->cack_psn 24 bits, seth->m at most
@@ -506,13 +519,7 @@ static inline size_t mrcp_sack_hdr_write(uint8_t *hdr, uint32_t dest_qp, const s
 	struct mrcp_seth_wire *w = (struct mrcp_seth_wire *)(hdr + sizeof(*b));
 	struct mrcp_cc_state_wire *c = (struct mrcp_cc_state_wire *)(hdr + sizeof(*b) + sizeof(*w));
 
-	b->opcode = MRCP_OP_SACK;
-	b->flags = 0;                               /* SE, MigReq, PadCnt, TVer 0 (D10) */
-	mrcp_put_be16(b->pkey, MRCP_PKEY_DEFAULT);  /* D10 */
-	b->rsvd = 0;
-	mrcp_put_be24(b->dest_qp, dest_qp);
-	b->flags2 = 0;                              /* no TSETH on control packets */
-	mrcp_put_be24(b->psn, seth->cack_psn);      /* D11 */
+	mrcp_ctl_bth_write(b, MRCP_OP_SACK, dest_qp, seth->cack_psn);
 	w->prologue = 0;                            /* D14 */
 	w->flags = (uint8_t)((unsigned)seth->m << 5 | (seth->pr ? 0x02u : 0)); /* m(6:5) pr(1) */
 	mrcp_put_be16(w->ack_psn_offset, (uint16_t)seth->ack_psn_offset);
@@ -545,13 +552,7 @@ static inline size_t mrcp_ack_hdr_write(uint8_t *hdr, uint32_t dest_qp, uint32_t
 	struct mrcp_bth_wire *b = (struct mrcp_bth_wire *)hdr;
 	struct mrcp_aeth_wire *a = (struct mrcp_aeth_wire *)(hdr + sizeof(*b));
 
-	b->opcode = MRCP_OP_ACK;
-	b->flags = 0;                              /* SE, MigReq, PadCnt, TVer 0 (D10) */
-	mrcp_put_be16(b->pkey, MRCP_PKEY_DEFAULT); /* D10 */
-	b->rsvd = 0;
-	mrcp_put_be24(b->dest_qp, dest_qp);
-	b->flags2 = 0;                             /* no TSETH on control packets */
-	mrcp_put_be24(b->psn, psn);                /* D11 */
+	mrcp_ctl_bth_write(b, MRCP_OP_ACK, dest_qp, psn);
 	a->syndrome = syndrome;
 	mrcp_put_be24(a->msn, msn);                /* D21: 16 bits, zero-extended */
 	return sizeof(*b) + sizeof(*a);

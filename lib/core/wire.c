@@ -1015,13 +1015,7 @@ int mrcp_sack_encode(uint32_t dest_qp, const struct mrcp_seth *seth, const struc
 				  cap - sizeof(*w) - sizeof(struct mrcp_seth_wire));
 	if (rc < 0)
 		return rc;
-	w->opcode = MRCP_OP_SACK;
-	w->flags = 0;                             /* SE, MigReq, PadCnt, TVer 0 (D10) */
-	mrcp_put_be16(w->pkey, MRCP_PKEY_DEFAULT); /* D10 */
-	w->rsvd = 0;
-	mrcp_put_be24(w->dest_qp, dest_qp);
-	w->flags2 = 0;                            /* no TSETH on control packets */
-	mrcp_put_be24(w->psn, seth->cack_psn);    /* D11 */
+	mrcp_ctl_bth_write(w, MRCP_OP_SACK, dest_qp, seth->cack_psn);
 	return (int)SACK_LEN;
 }
 
