@@ -321,6 +321,7 @@ struct qp {
 	/* reliability probe (D36, §4.7) */
 	bool tlp_out;
 	uint64_t tlp_sent_ns;
+	uint64_t probe_answered_ns; /* D75: send time of the latest probe answered */
 	uint16_t probe_id;
 
 	/* responder */

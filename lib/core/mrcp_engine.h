@@ -494,6 +494,7 @@ void mrcp_qp_set_backlog(struct mrcp_engine *e, uint32_t qpn, uint8_t percent);
 	X(probe_tx, "reliability probes sent")                                 \
 	X(probe_rx, "reliability probes received")                             \
 	X(rto_rounds, "RTO rounds")                                            \
+	X(rto_unblamed, "RTO expiries charged to no EV: the peer silent on every EV since the packet left (D75)") \
 	X(silent_rounds, "RTO expiries met with probes: nothing later acknowledged (D65)") \
 	X(suspects, "PSNs held for a loss verdict (D65)")                      \
 	X(suspects_cleared, "suspects acknowledged before their verdict: reordering (D65)") \

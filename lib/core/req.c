@@ -462,6 +462,7 @@ void mrcp__req_on_sack(struct mrcp_engine *e, struct qp *qp, const struct mrcp_p
 			 * again), reports the state before that one was sent,
 			 * and is read as a plain SACK (D72) */
 			qp->tlp_out = false;
+			qp->probe_answered_ns = qp->tlp_sent_ns; /* D75 */
 			tlp_answer = true;
 		}
 	}

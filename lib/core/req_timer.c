@@ -184,6 +184,11 @@ void mrcp__req_rto_count(struct mrcp_engine *e, struct qp *qp)
  * (linear_cnt x T, 1.8 ms by default) turns into RTO rounds, so a dead
  * peer or every plane dead still ends the QP when it always did.
  */
+static bool later_answered(const struct qp *qp, const struct sb_entry *en)
+{
+	return mrcp_time_le(en->sent_ns, qp->acked_newest_ns) || mrcp_time_le(en->sent_ns, qp->probe_answered_ns);
+}
+
 static void rto_round(struct mrcp_engine *e, struct qp *qp)
 {
 	unsigned expired = 0;
@@ -201,9 +206,16 @@ static void rto_round(struct mrcp_engine *e, struct qp *qp)
 			if (silent) {
 				en->deadline_ns = e->now + ival;
 			} else {
-				if (qp->mode == MRCP_MODE_MRC && en->ev >= 0) {
+				/* D75: the EV is charged only on differential
+				 * evidence: something sent after this packet (data
+				 * or a probe) was acknowledged. A peer that answered
+				 * nothing sent since, on any EV, is paused or gone,
+				 * and this path is no more to blame than the others */
+				if (qp->mode == MRCP_MODE_MRC && en->ev >= 0 && later_answered(qp, en)) {
 					mrcp_ev_event(&qp->evs, en->ev, MRCP_EV_EVT_RTO, e->now);
 					en->charged = (uint16_t)(en->ev + 1); /* D64 */
+				} else if (qp->mode == MRCP_MODE_MRC) {
+					qp->c.rto_unblamed++;
 				}
 				rtx_queue(qp, psn, CAUSE_RTO, 0);
 				en->flags |= SB_BY_TIMEOUT;

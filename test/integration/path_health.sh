@@ -5,9 +5,11 @@
 # daemons' selftest and mrc-perf through libmrc-client, several seconds
 # each - end with no EV transitions,
 # no RTO rounds and no spurious retransmissions; and a daemon stopped for
-# 500 ms (SIGSTOP, SIGCONT) in the middle of a transfer, the sender and then
-# the receiver (the sender's pause judged), is counted as a stall of the
-# worker (told to the engine, mrcp_engine_stalled, D72), not blamed on a path.
+# 500 ms (SIGSTOP, SIGCONT) in the middle of a transfer is not blamed on a
+# path either: the sender's pause is counted as a stall of its worker (told
+# to the engine, mrcp_engine_stalled, D72) and changes no verdict; the
+# receiver's is a silence of every EV at once, which runs into RTO rounds
+# (a dead peer looks the same) but charges no EV (D75).
 # A real blackhole of one plane still retires exactly that plane's EVs.
 #
 # The figures are what the transfer's QPs did, summed as they were
@@ -103,8 +105,10 @@ health "mrc-perf lossless" st1 perf1 8
 # the check fails).
 # The sender's pause is a local stall: told to its engine, no verdicts
 # change. The receiver's pause is a silence of the peer longer than the
-# linear phase (linear_cnt x T, about 7 ms here): by D65 that becomes RTO rounds
-# (a dead peer looks the same), so its figures are printed, not judged.
+# linear phase (linear_cnt x T, about 7 ms here): by D65 that becomes RTO
+# rounds (a dead peer looks the same), so RTO rounds are printed, not
+# judged; but the peer answered nothing sent since, on any EV, so no EV is
+# charged (D75): no transitions, no spurious retransmissions.
 PAUSE_NS=500000000
 sent() { ctlj a qps | jget 'sum(q["tx_data_pkts"] for q in d)'; }
 moved_on() { [ "$(sent)" -gt "$1" ]; }
@@ -141,12 +145,17 @@ for who in a b; do
 	if [ "$who" = a ]; then
 		health "$who stopped 3 x 500 ms" p0 p1
 	else
+		for k in ev.transitions rtx_spurious; do
+			v=$(fig p0 p1 "closed_qps.$k")
+			check "$who stopped 3 x 500 ms: $k = 0 (got $v)" num_cmp "$v" == 0
+		done
+		v=$(fig p0 p1 closed_qps.rto_unblamed)
+		check "$who stopped 3 x 500 ms: the RTO expiries of its silence were charged to no EV ($v, D75)" num_cmp "$v" -gt 0
 		line=""
-		for k in closed_qps.ev.transitions closed_qps.rto_rounds closed_qps.rtx_spurious closed_qps.rtx_rto \
-			closed_qps.silent_rounds; do
+		for k in closed_qps.rto_rounds closed_qps.rtx_rto closed_qps.losses closed_qps.silent_rounds; do
 			line+=" ${k#*.}=$(fig p0 p1 "$k")"
 		done
-		echo "     $who stopped 3 x 500 ms (not judged, see above):$line"
+		echo "     $who stopped 3 x 500 ms (RTO rounds not judged, see above):$line"
 	fi
 done
 

@@ -929,8 +929,10 @@ TEST(req, req_on_sack__probe_answer_clears_the_outstanding_tail_loss_probe)
 	ASSERT_EQ(MRCP_OP_PROBE, f.link.out[0].p.bth.opcode);
 	ASSERT_TRUE(f.qp->tlp_out);
 	/* the responder has nothing: cack unchanged, pr = 1 */
+	ASSERT_U64_EQ(0, f.qp->probe_answered_ns);
 	answer(&f, 0xFFFFFF, 1, 0, f.link.out[0].tx.ev);
 	ASSERT_FALSE(f.qp->tlp_out);
+	ASSERT_U64_EQ(f.qp->tlp_sent_ns, f.qp->probe_answered_ns); /* D75: evidence up to the probe */
 	fx_fini(&f);
 }
 
@@ -1124,9 +1126,14 @@ TEST(req, req_on_timer__rto_resends_on_a_fresh_ev_and_retires_the_old_one)
 	char dlog[512];
 
 	fx_init_with(&f, no_silence);
-	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
-	ASSERT_EQ(1, drain(&f));
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 2 * MTU, 0));
+	ASSERT_EQ(2, drain(&f));
 	ev0 = f.link.out[0].tx.ev;
+	/* PSN 1, sent with PSN 0 on another EV, arrived: the peer answers
+	 * (D75); within the reordering window, so PSN 0 is not suspect */
+	f.now += 3000;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0);
+	ASSERT_EQ(0, qc(&f).losses);
 	advance(&f, T0 + f.qp->T_ns - 2048);
 	drain(&f);
 	ASSERT_EQ(0, n_data(&f, dlog, sizeof(dlog)));
@@ -1134,14 +1141,98 @@ TEST(req, req_on_timer__rto_resends_on_a_fresh_ev_and_retires_the_old_one)
 	advance(&f, T0 + f.qp->T_ns + 2048);
 	drain(&f);
 	ASSERT_EQ(1, n_data(&f, dlog, sizeof(dlog)));
-	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", dlog);
+	ASSERT_STREQ("WRITE_FIRST psn 0 msn 0 va+0 len 1024 rtx", dlog);
 	ASSERT_EQ(1, qc(&f).rto_rounds);
 	ASSERT_EQ(1, qc(&f).rtx_rto);
+	ASSERT_EQ(0, qc(&f).rto_unblamed);
 	ASSERT_EQ(1, f.qp->k);
 	ASSERT_EQ(MRCP_EV_ASSUMED_BAD, ev_state(&f, ev0));
 	for (unsigned i = 0; i < f.link.n_out; i++)
 		if (mrcp_opcode_is_data(f.link.out[i].p.bth.opcode))
 			ASSERT_NE(ev0, f.link.out[i].tx.ev);
+	fx_fini(&f);
+}
+
+/* D75: an RTO expiry charges its EV only on differential evidence. A peer
+ * that has answered nothing sent since the packet left - no later data,
+ * no probe - is paused or gone on every EV at once: the packet is resent
+ * as ever (the round, the retry count and the QP's end are unchanged) but
+ * no EV leaves GOOD; counted in rto_unblamed. */
+TEST(req, rto_round__a_peer_silent_on_every_ev_charges_no_ev)
+{
+	struct fx f;
+	uint32_t ev0;
+	char dlog[512];
+
+	fx_init_with(&f, no_silence);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	ev0 = f.link.out[0].tx.ev;
+	advance(&f, T0 + f.qp->T_ns + 2048);
+	drain(&f);
+	ASSERT_EQ(1, n_data(&f, dlog, sizeof(dlog)));
+	ASSERT_STREQ("WRITE_ONLY psn 0 msn 0 va+0 len 64 ackreq rtx", dlog);
+	ASSERT_EQ(1, qc(&f).rto_rounds);
+	ASSERT_EQ(1, qc(&f).rtx_rto);
+	ASSERT_EQ(1, qc(&f).rto_unblamed);
+	ASSERT_EQ(1, f.qp->k);
+	ASSERT_EQ(MRCP_EV_GOOD, ev_state(&f, ev0));
+	ASSERT_EQ(0, sb(&f, 0)->charged);
+	for (unsigned i = 0; i < mrcp_qp_evs(f.e, f.qpn)->n_evs; i++)
+		ASSERT_EQ(0, mrcp_qp_evs(f.e, f.qpn)->evs[i].c.rtos);
+	fx_fini(&f);
+}
+
+/* D75: a peer silent for good still ends the QP when it always did: k
+ * grows once per backoff period whether or not an EV is charged. */
+static void few_retries(struct mrcp_engine_config *c, struct mrcp_qp_attr *a, struct mrcp_conn_info *ci)
+{
+	(void)a;
+	(void)ci;
+	c->linear_cnt = 0;
+	c->exp_cnt = 3;
+}
+
+TEST(req, rto_round__a_dead_peer_ends_the_qp_with_no_ev_charged)
+{
+	struct fx f;
+	uint64_t t = T0;
+
+	fx_init_with(&f, few_retries);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	for (unsigned i = 0; i < 4000 && mrcp_qp_state(f.e, f.qpn) == MRCP_QPS_RTS; i++) {
+		t += f.qp->T_ns / 4;
+		advance(&f, t);
+		drain(&f);
+	}
+	ASSERT_EQ(MRCP_QPS_ERROR, mrcp_qp_state(f.e, f.qpn));
+	ASSERT_EQ(3, f.qp->k);
+	ASSERT_EQ(qc(&f).rto_rounds, qc(&f).rto_unblamed);
+	ASSERT_EQ(3, qc(&f).rto_rounds);
+	for (unsigned i = 0; i < mrcp_qp_evs(f.e, f.qpn)->n_evs; i++)
+		ASSERT_EQ(MRCP_EV_GOOD, mrcp_qp_evs(f.e, f.qpn)->evs[i].state);
+	fx_fini(&f);
+}
+
+/* D75: a probe answered after the packet left is evidence as much as later
+ * data: the peer talks, this packet's path did not deliver, its EV is
+ * charged. */
+TEST(req, rto_round__a_probe_answered_since_the_send_charges_the_ev)
+{
+	struct fx f;
+	uint32_t ev0;
+
+	fx_init_with(&f, no_silence);
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
+	ASSERT_EQ(1, drain(&f));
+	ev0 = f.link.out[0].tx.ev;
+	f.qp->probe_answered_ns = f.now + 1; /* as an answered probe sets it */
+	advance(&f, T0 + f.qp->T_ns + 2048);
+	drain(&f);
+	ASSERT_EQ(1, qc(&f).rto_rounds);
+	ASSERT_EQ(0, qc(&f).rto_unblamed);
+	ASSERT_EQ(MRCP_EV_ASSUMED_BAD, ev_state(&f, ev0));
 	fx_fini(&f);
 }
 
@@ -1157,9 +1248,11 @@ static void rto_then_sack(bool resend_arrived)
 	uint64_t resent;
 
 	fx_init_with(&f, no_silence);
-	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 64, 0));
-	ASSERT_EQ(1, drain(&f));
+	ASSERT_EQ(0, post(&f, 1, MRCP_WR_WRITE, 0, 2 * MTU, 0));
+	ASSERT_EQ(2, drain(&f));
 	ev0 = f.link.out[0].tx.ev;
+	f.now += 3000;
+	sack(&f, 0xFFFFFF, 2, 0x1, 0, 0); /* PSN 1 arrived: the peer answers (D75) */
 	resent = T0 + f.qp->T_ns + 2048;
 	advance(&f, resent);
 	drain(&f);
