@@ -19,7 +19,7 @@
 source "$(dirname "$0")/lib.sh"
 PERF=${MRC_PERF:?path to mrc-perf}
 BYTES=${PATH_HEALTH_BYTES:-1G}      # selftest: 1-40 s here, as loaded as the host is
-SECS=${PATH_HEALTH_SECONDS:-6}      # mrc-perf --duration
+SECS=${PATH_HEALTH_SECONDS:-15}     # mrc-perf --duration
 getval() { python3 "$TOP/scripts/lib/getval.py" json "$@"; }
 
 start_pair || { bad "daemons start and links come up"; finish; exit 1; }
